@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: MIT
+# hwtune build: plain GNU make, no configure step.
+#
+#   make                         libhwtune.a, libhwtune.so, build/hwtune
+#   make run                     build and run the main job
+#   make check                   every test suite; ends with "N passed, N failed, N skipped"
+#   make CROSS=aarch64-linux-gnu-   cross build (static) into build/aarch64/
+#   make CC=clang BUILD=build/clang
+#   make SAN=thread BUILD=build/tsan   sanitizer build
+#   make NO_ASM=1                force the generic (plain C) arch layer
+#   make deps                    install the optional tools the suites use (apt-get)
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+CROSS ?=
+ifeq ($(origin CC),default)
+CC := $(CROSS)gcc
+endif
+AR := $(CROSS)ar
+
+TRIPLE := $(shell $(CC) -dumpmachine 2>/dev/null)
+ARCH := $(firstword $(subst -, ,$(TRIPLE)))
+ifeq ($(filter $(ARCH),x86_64 aarch64 riscv64),)
+ARCHDIR := generic
+else ifeq ($(NO_ASM),1)
+ARCHDIR := generic
+else
+ARCHDIR := $(ARCH)
+endif
+ifeq ($(ARCHDIR),generic)
+ARCH_DEFS := -DHWT_ARCH_GENERIC
+endif
+
+ifeq ($(CROSS),)
+BUILD ?= build
+else
+BUILD ?= build/$(ARCH)
+STATIC := -static
+endif
+
+OPT ?= -O2 -g
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -fno-strict-aliasing $(OPT) -pthread \
+	-Iinclude -Isrc -Itests $(ARCH_DEFS) -DHWT_VERSION_STRING='"$(VERSION)"'
+ifneq ($(SAN),)
+CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
+SAN_LD := -fsanitize=$(SAN)
+STATIC :=
+endif
+LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
+ASFLAGS := -fPIC -Isrc
+LDLIBS := -pthread
+
+# Library sources: every subsystem directory, plus the one arch directory in use.
+LIB_SRCS := $(filter-out src/arch/%,$(wildcard src/*/*.c)) \
+	$(wildcard src/arch/*.c) $(wildcard src/arch/$(ARCHDIR)/*.c)
+LIB_ASM := $(wildcard src/arch/$(ARCHDIR)/*.S)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
+HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
+
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+
+HARNESS_OBJ := $(BUILD)/obj/tests/harness/harness.o
+TEST_SRCS := $(wildcard tests/unit/*.c tests/stress/*.c)
+TEST_BINS := $(foreach s,$(TEST_SRCS),$(BUILD)/tests/$(word 2,$(subst /, ,$(s)))_$(basename $(notdir $(s))))
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
+	deps clean
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
+
+$(BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/libhwtune.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map
+	$(CC) -shared -Wl,-soname,libhwtune.so.$(VERSION_MAJOR) -Wl,--version-script=src/libhwtune.map \
+		-Wl,-z,defs $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a
+	$(CC) $(STATIC) $(SAN_LD) -o $@ $(TOOL_OBJS) $(BUILD)/libhwtune.a $(LDLIBS)
+
+# Tests: one program per file, linked with the harness and the static library
+# (tests may use internal headers; tools may not).
+define test_rule
+$(BUILD)/tests/$(word 2,$(subst /, ,$(1)))_$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(HARNESS_OBJ) $(BUILD)/libhwtune.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(STATIC) $$(SAN_LD) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
+
+tests: all $(TEST_BINS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libhwtune.a
+	@mkdir -p $(dir $@)
+	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
+
+bench: $(BENCH_BINS)
+
+run: all
+	./$(BUILD)/hwtune
+
+# --- check -------------------------------------------------------------------
+# Each stage appends "pass fail skip" counts to $(COUNTS); the last step sums them.
+COUNTS := build/check.counts
+QEMU_AARCH64 := $(shell command -v qemu-aarch64 2>/dev/null)
+QEMU_RISCV64 := $(shell command -v qemu-riscv64 2>/dev/null)
+
+check:
+	@mkdir -p build && : > $(COUNTS)
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-native
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
+	@sh tests/summary.sh $(COUNTS)
+
+check-native: tests
+	@sh tests/run.sh native $(BUILD) $(COUNTS)
+
+# The stress suite again under ThreadSanitizer (native only).
+check-tsan:
+	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan OPT="-O1 -g" tests
+	@HWT_TEST_ONLY=stress_ sh tests/run.sh tsan build/tsan $(COUNTS)
+
+check-cross:
+ifeq ($(CROSS),)
+	@for t in aarch64:$(QEMU_AARCH64) riscv64:$(QEMU_RISCV64); do \
+		a=$${t%%:*}; q=$${t#*:}; \
+		if ! command -v $$a-linux-gnu-gcc >/dev/null || [ -z "$$q" ]; then \
+			echo "# SKIP suite $$a: needs gcc-$$a-linux-gnu and qemu-user (make deps)"; \
+			echo "0 0 1" >> $(COUNTS); continue; fi; \
+		$(MAKE) --no-print-directory CROSS=$$a-linux-gnu- tests || exit 1; \
+		HWT_TEST_TIMEOUT_SCALE=8 sh tests/run.sh $$a build/$$a $(COUNTS) $$q || exit 1; \
+	done
+endif
+
+deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		make gcc clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
+		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2
+
+clean:
+	rm -rf build

@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Run every test program of a build: tests/run.sh LABEL BUILD_DIR COUNTS [WRAPPER]
+# Prints the TAP of each program prefixed with LABEL/program, appends
+# "passed failed skipped" to COUNTS.  HWT_TEST_ONLY=prefix limits the programs.
+label=$1 build=$2 counts=$3 wrapper=$4
+pass=0 fail=0 skip=0
+for t in "$build"/tests/*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	case "$name" in "${HWT_TEST_ONLY:-}"*) ;; *) continue ;; esac
+	out=$(mktemp)
+	# The harness bounds every test; this outer bound catches a wedged harness.
+	timeout -k 5 1800 $wrapper "$t" > "$out" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$out" | tr -d ' ')
+	s=$(grep -c '^ok .* # SKIP' "$out" | tr -d ' ')
+	f=$(grep -c '^not ok ' "$out" | tr -d ' ')
+	p=$((p - s))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $label/$name exited with status $rc"
+		f=1
+	fi
+	sed -e "s|^\(not ok\|ok\) \([0-9]*\) - |\1 \2 - $label/$name: |" "$out"
+	rm -f "$out"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+done
+echo "# $label: $pass passed, $fail failed, $skip skipped"
+echo "$pass $fail $skip" >> "$counts"
+# Under make check every stage runs; tests/summary.sh gives the verdict.
+[ "$fail" -eq 0 ] || [ -n "$HWT_CHECK_ALL" ]

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hwtune: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+bool cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (!*s || *s == '-' || *s == '+' || *end || errno || v < min || v > max) {
+		cli_error("%s: invalid value '%s' (expected %llu..%llu)", opt, s,
+			  (unsigned long long)min, (unsigned long long)max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value, bool *err)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return false;
+	if (a[n] == '=') {
+		*value = a + n + 1;
+		return true;
+	}
+	if (a[n] != '\0')
+		return false;
+	if (*i + 1 >= argc) {
+		cli_error("%s needs a value", name);
+		*err = true;
+		return true;
+	}
+	*value = argv[++*i];
+	return true;
+}
