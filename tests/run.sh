@@ -5,13 +5,20 @@
 # "passed failed skipped" to COUNTS.  HWT_TEST_ONLY=prefix limits the programs.
 label=$1 build=$2 counts=$3 wrapper=$4
 pass=0 fail=0 skip=0
-for t in "$build"/tests/*; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
+# Programs in BUILD/tests, then the CLI scripts in tests/cli (TAP on stdout),
+# which find the tool as $HWTUNE (with the emulator wrapper in front).
+HWTUNE="$wrapper $build/hwtune"
+export HWTUNE
+for t in "$build"/tests/* tests/cli/*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
 	case "$name" in "${HWT_TEST_ONLY:-}"*) ;; *) continue ;; esac
 	out=$(mktemp)
 	# The harness bounds every test; this outer bound catches a wedged harness.
-	timeout -k 5 1800 $wrapper "$t" > "$out" 2>&1
+	case "$t" in
+	*.sh) timeout -k 5 1800 sh "$t" > "$out" 2>&1 ;;
+	*) timeout -k 5 1800 $wrapper "$t" > "$out" 2>&1 ;;
+	esac
 	rc=$?
 	p=$(grep -c '^ok ' "$out" | tr -d ' ')
 	s=$(grep -c '^ok .* # SKIP' "$out" | tr -d ' ')
