@@ -27,6 +27,9 @@ struct hwt_cpus {
 	int *cpu;     /* ascending CPU numbers */
 };
 #define HWT_CPUS_INIT { 0, 0, NULL }
+/* Largest CPU number a set accepts (8x the biggest NR_CPUS Linux allows);
+ * bounds the memory a list such as "0-99999999" could otherwise ask for. */
+#define HWT_CPU_ID_MAX 65535
 
 HWT_API void hwt_cpus_free(struct hwt_cpus *set);
 /* Add one CPU (no-op if present).  -EINVAL for cpu < 0, -ENOMEM. */

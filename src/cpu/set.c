@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU sets: a sorted array of CPU numbers, and the kernel's list syntax. */
+#include "hwtune/cpu.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+HWT_API void hwt_cpus_free(struct hwt_cpus *set)
+{
+	if (!set)
+		return;
+	free(set->cpu);
+	set->cpu = NULL;
+	set->n = set->cap = 0;
+}
+
+static int grow(struct hwt_cpus *set, unsigned want)
+{
+	unsigned cap = set->cap ? set->cap : 16;
+	int *p;
+
+	if (want <= set->cap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	p = realloc(set->cpu, (size_t)cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	set->cpu = p;
+	set->cap = cap;
+	return 0;
+}
+
+/* First index whose CPU is >= cpu. */
+static unsigned lower_bound(const struct hwt_cpus *set, int cpu)
+{
+	unsigned lo = 0, hi = set->n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (set->cpu[mid] < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+HWT_API int hwt_cpus_add(struct hwt_cpus *set, int cpu)
+{
+	unsigned i;
+	int r;
+
+	if (!set || cpu < 0 || cpu > HWT_CPU_ID_MAX)
+		return -EINVAL;
+	/* Callers mostly add in ascending order: append without searching. */
+	i = (set->n == 0 || set->cpu[set->n - 1] < cpu) ? set->n : lower_bound(set, cpu);
+	if (i < set->n && set->cpu[i] == cpu)
+		return 0;
+	r = grow(set, set->n + 1);
+	if (r)
+		return r;
+	memmove(set->cpu + i + 1, set->cpu + i, (size_t)(set->n - i) * sizeof(int));
+	set->cpu[i] = cpu;
+	set->n++;
+	return 0;
+}
+
+HWT_API bool hwt_cpus_has(const struct hwt_cpus *set, int cpu)
+{
+	unsigned i;
+
+	if (!set || set->n == 0 || cpu < 0)
+		return false;
+	i = lower_bound(set, cpu);
+	return i < set->n && set->cpu[i] == cpu;
+}
+
+/* Decimal number without sign or spaces, at most HWT_CPU_ID_MAX. */
+static const char *parse_num(const char *s, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (*s < '0' || *s > '9')
+		return NULL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > HWT_CPU_ID_MAX)
+			return NULL; /* also keeps v far from overflow */
+	}
+	*out = v;
+	return s;
+}
+
+/*
+ * Grammar (one region per comma-separated group, nothing else allowed):
+ *   N | A-B | A-B:G (every G-th from A) | A-B:U/G (first U of each G, kernel form)
+ * Regions are collected in a bitmap so any order and overlap cost O(max CPU).
+ */
+HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
+{
+	enum { WBITS = 64 };
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	uint64_t *bits;
+	unsigned max = 0;
+	const char *s = list;
+	int r = 0;
+
+	if (!list || !out)
+		return -EINVAL;
+	bits = calloc((HWT_CPU_ID_MAX + WBITS) / WBITS, sizeof(*bits));
+	if (!bits)
+		return -ENOMEM;
+	for (;;) {
+		unsigned a, b, used = 1, group = 1;
+
+		s = parse_num(s, &a);
+		if (!s)
+			goto invalid;
+		b = a;
+		if (*s == '-') {
+			s = parse_num(s + 1, &b);
+			if (!s || b < a)
+				goto invalid;
+			if (*s == ':') {
+				s = parse_num(s + 1, &group);
+				if (!s)
+					goto invalid;
+				if (*s == '/') {
+					used = group;
+					s = parse_num(s + 1, &group);
+					if (!s)
+						goto invalid;
+				}
+				if (used == 0 || group == 0 || used > group)
+					goto invalid;
+			}
+		}
+		for (unsigned base = a; base <= b; base += group)
+			for (unsigned c = base; c < base + used && c <= b; c++)
+				bits[c / WBITS] |= (uint64_t)1 << (c % WBITS);
+		if (b > max)
+			max = b;
+		if (*s == '\0')
+			break;
+		if (*s != ',')
+			goto invalid;
+		s++;
+	}
+	for (unsigned c = 0; c <= max && r == 0; c++)
+		if (bits[c / WBITS] >> (c % WBITS) & 1)
+			r = hwt_cpus_add(&set, (int)c);
+	free(bits);
+	if (r) {
+		hwt_cpus_free(&set);
+		return r;
+	}
+	/* Replace out only on success, so a bad list leaves it intact. */
+	hwt_cpus_free(out);
+	*out = set;
+	return 0;
+invalid:
+	free(bits);
+	return -EINVAL;
+}
+
+/* Append "a" or "a-b" (b < 0: single) like snprintf: count all, write what fits. */
+static void put(char *buf, size_t len, size_t *pos, bool comma, int a, int b)
+{
+	char tmp[32];
+	int k = b < 0 ? snprintf(tmp, sizeof(tmp), "%s%d", comma ? "," : "", a)
+		      : snprintf(tmp, sizeof(tmp), "%s%d-%d", comma ? "," : "", a, b);
+
+	if (*pos + 1 < len) {
+		size_t room = len - *pos - 1;
+		size_t m = (size_t)k < room ? (size_t)k : room;
+
+		memcpy(buf + *pos, tmp, m);
+		buf[*pos + m] = '\0';
+	}
+	*pos += (size_t)k;
+}
+
+HWT_API int hwt_cpus_format(const struct hwt_cpus *set, char *buf, size_t len)
+{
+	size_t pos = 0;
+	unsigned i = 0;
+
+	if (!set || (!buf && len) || (set->n && !set->cpu))
+		return -EINVAL;
+	if (len)
+		buf[0] = '\0';
+	while (i < set->n) {
+		unsigned j = i;
+
+		if (set->cpu[i] < 0 || set->cpu[i] > HWT_CPU_ID_MAX)
+			return -EINVAL;
+		while (j + 1 < set->n && set->cpu[j + 1] == set->cpu[j] + 1)
+			j++;
+		if (j + 1 < set->n && set->cpu[j + 1] <= set->cpu[j])
+			return -EINVAL; /* not a set: unsorted or duplicate */
+		/* The kernel writes two neighbours as a range too ("0-1"). */
+		put(buf, len, &pos, i > 0, set->cpu[i], j == i ? -1 : set->cpu[j]);
+		i = j + 1;
+	}
+	/* At most 65536 entries of 12 bytes: always fits in an int. */
+	return (int)pos;
+}
