@@ -28,5 +28,7 @@ HWT_API const char *hwt_version(void);
 #endif
 
 #include "hwtune/cpu.h"
+#include "hwtune/smmu.h"
+#include "hwtune/device.h"
 
 #endif
