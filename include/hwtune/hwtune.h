@@ -30,5 +30,7 @@ HWT_API const char *hwt_version(void);
 #include "hwtune/cpu.h"
 #include "hwtune/smmu.h"
 #include "hwtune/device.h"
+#include "hwtune/cmdq.h"
+#include "hwtune/misaligned.h"
 
 #endif

@@ -26,6 +26,7 @@
 #include <hwtune/smmu.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/futex.h"
@@ -120,7 +121,7 @@ static inline void hwt__reg_write_gerrorn(struct hwt__smmu_regs *r, uint32_t v)
  * between the caller's check and W1 is not lost.
  */
 static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout_ns,
-				      int (*still_waiting)(void *), void *arg)
+				      bool (*still_waiting)(void *), void *arg)
 {
 	uint32_t e;
 	int ret = 0;

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver side of an SMMUv3 command queue: many producer threads insert
+ * 16-byte commands without a lock (the Linux arm-smmu-v3 algorithm) and wait
+ * for CMD_SYNC completion by MSI polling or by CONS polling.
+ *
+ *   struct hwt_smmu_dev *dev;  struct hwt_cmdq *q;
+ *   hwt_smmu_dev_create(&dev, &dcfg);
+ *   hwt_cmdq_create(&q, dev, &opts);     maps queue memory, writes CMDQ_BASE
+ *   hwt_smmu_dev_start(dev);
+ *   hwt_cmdq_issue(q, cmds, n, true);    any number of threads
+ *   hwt_smmu_dev_stop(dev); hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);
+ *
+ * Synchronization: every hwt_cmdq_issue*() and batch call may run
+ * concurrently with any other on the same queue.  create/destroy and
+ * hwt_cmdq_calibrate() need the queue to themselves.  A batch belongs to
+ * one thread.
+ *
+ * Completion mode.  As in the kernel, MSI polling is used iff the device
+ * advertises MSI and COHACC and disable_msipolling is off; otherwise the
+ * waiter polls CONS, sleeping until the device's SEV.  With auto_poll the
+ * queue measures both on first use and keeps the faster (only when MSI is
+ * possible at all).  The mode is fixed per queue: mixing MSI and CONS
+ * waiters on one queue is unsafe.
+ */
+#ifndef HWTUNE_CMDQ_H
+#define HWTUNE_CMDQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef HWT_API
+#define HWT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hwt_cmdq;
+struct hwt_smmu_dev;
+
+#define HWT_CMDQ_BATCH_ENTRIES 64
+#define HWT_CMDQ_MIN_SHIFT 7 /* a queue must hold more than one batch + a sync */
+
+struct hwt_cmdq_options {
+	unsigned entries_log2;   /* 0: the device's IDR1.CMDQS; else 7..CMDQS */
+	bool disable_msipolling; /* as arm_smmu_v3.disable_msipolling=1 */
+	bool auto_poll;          /* measure MSI vs CONS polling on first use */
+	bool force_sync_at_63;   /* MMU-700 erratum 2812531: batches sync at 63 */
+	uint64_t timeout_ns;     /* every wait's deadline (default 1 s) */
+	uint64_t spin_ns;        /* spin before sleeping in a wait (default 10 us) */
+	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."); NULL: stderr. */
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+};
+
+/*
+ * Defaults; HWTUNE_DISABLE_MSIPOLLING=1 in the environment sets
+ * disable_msipolling (0 leaves it off).  -EINVAL for any other value of the
+ * variable (the defaults are still filled in).
+ */
+HWT_API int hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
+
+/*
+ * Create a queue on dev: allocates and maps queue memory and writes
+ * CMDQ_BASE.  Call before hwt_smmu_dev_start().  -EINVAL bad options (queue
+ * size out of range), -ENOMEM, -ENOSPC no DMA window left.
+ */
+HWT_API int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
+			    const struct hwt_cmdq_options *opts);
+HWT_API void hwt_cmdq_destroy(struct hwt_cmdq *q);
+
+/*
+ * Insert n commands (dw pairs in host order), followed by a CMD_SYNC if
+ * sync, and wait for that sync.  n + sync must be at most the queue size.
+ * 0 on success (with sync: every command issued before it by this thread
+ * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
+ * within timeout_ns), -ENODEV (the device stopped).
+ */
+HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], unsigned n, bool sync);
+HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const uint64_t cmd[2]);
+HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const uint64_t cmd[2]);
+HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
+
+/* Up to 64 commands gathered by one thread: add flushes without a sync when
+ * full; submit issues the rest with a sync. */
+struct hwt_cmdq_batch {
+	struct hwt_cmdq *q;
+	unsigned num;
+	uint64_t cmds[HWT_CMDQ_BATCH_ENTRIES][2];
+};
+HWT_API void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q);
+HWT_API int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const uint64_t cmd[2]);
+HWT_API int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b);
+
+struct hwt_cmdq_info {
+	unsigned entries;   /* queue size */
+	bool msipolling;    /* the mode in use */
+	bool measured;      /* chosen by auto_poll measurement */
+	uint64_t msi_ns;    /* measured median empty-queue sync, 0 if not measured */
+	uint64_t sev_ns;
+	char reason[160];   /* why this mode, in words */
+};
+HWT_API void hwt_cmdq_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
+
+/*
+ * With auto_poll: measure both modes now (the device must be running and
+ * no other thread may use the queue).  Otherwise the first issue does it.
+ * Also usable without auto_poll to force a measurement: 0 or -errno.
+ */
+HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
