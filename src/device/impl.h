@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the software SMMU: the device object, shared by device.c (the
+ * consumer, registers, DMA) and cache.c (the cache models).  Nothing outside
+ * src/device includes this.
+ */
+#ifndef HWT_DEVICE_IMPL_H
+#define HWT_DEVICE_IMPL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device/device.h"
+
+/* ---- cache models ------------------------------------------------------ */
+#define HWT__CFG_ENTRIES 256
+#define HWT__TLB_ENTRIES 512
+#define HWT__ATC_ENTRIES 128
+
+struct hwt__cfg_ent {
+	bool valid;
+	uint8_t kind; /* enum hwt_smmu_cfg_kind */
+	uint32_t sid, ssid;
+};
+
+struct hwt__tlb_ent {
+	bool valid;
+	bool global;
+	uint8_t kind; /* enum hwt_smmu_tlb_kind */
+	uint8_t size_log2;
+	uint16_t vmid, asid;
+	uint64_t addr;
+};
+
+struct hwt__atc_ent {
+	bool valid;
+	uint8_t size_log2;
+	uint32_t sid, ssid; /* ssid HWT_SMMU_ATC_NO_SSID: a translation without PASID */
+	uint64_t addr;
+};
+
+struct hwt__cache {
+	pthread_mutex_t lock; /* guards the tables and count */
+	/* Valid entries in all tables.  Written under lock; the consumer reads
+	 * it relaxed to skip the lock when the models are empty (an insert that
+	 * must be seen by a command happens before the PROD write publishing
+	 * that command, so A_PROD orders it). */
+	_Atomic uint32_t count;
+	struct hwt__cfg_ent cfg[HWT__CFG_ENTRIES];
+	struct hwt__tlb_ent tlb[HWT__TLB_ENTRIES];
+	struct hwt__atc_ent atc[HWT__ATC_ENTRIES];
+};
+
+int hwt__cache_init(struct hwt__cache *c);
+void hwt__cache_destroy(struct hwt__cache *c);
+/* Apply one decoded invalidation command; returns the entries dropped.
+ * Other opcodes drop nothing. */
+unsigned hwt__cache_exec(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd);
+
+/* ---- the device -------------------------------------------------------- */
+
+/* ctl bits: requests from other threads to the consumer. */
+#define HWT__CTL_STOP 1u
+#define HWT__CTL_PAUSE 2u
+#define HWT__CTL_INJ_ABT 4u
+#define HWT__CTL_INJ_ATC 8u
+
+struct hwt__region {
+	_Atomic uint32_t live; /* R_MAP / A_MAP: the fields below are valid */
+	uint64_t iova;
+	uint64_t len;
+	char *va;
+};
+
+/* Counters: written only by the consumer thread (load + store, no locked
+ * RMW), read by anyone with relaxed loads. */
+struct hwt__dev_stats {
+	_Atomic uint64_t cmds, syncs, msi_writes, sync_irqs, sevs, errors, sleeps, cons_updates,
+		invalidated;
+};
+
+struct hwt_smmu_dev {
+	struct hwt__smmu_regs regs;
+	struct hwt_smmu_dev_config cfg;
+
+	/* Consumer-private state, set up by start before the thread runs. */
+	alignas(HWT__CACHELINE) const uint64_t *q; /* queue memory, 2 dwords per entry */
+	uint64_t q_iova, q_bytes;
+	uint32_t ptr_mask;    /* WRP | IDX bits */
+	uint32_t idx_mask;    /* IDX bits */
+	uint32_t wrap_bit;
+	uint32_t cons;        /* WRP | IDX of the next command */
+	uint32_t cons_ovf;    /* CONS bit 31, kept as found */
+	bool full_seen;       /* the queue was full at the last PROD read */
+	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */
+	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
+
+	/* Requests to the consumer (futex word for the paused consumer). */
+	alignas(HWT__CACHELINE) _Atomic uint32_t ctl;
+	_Atomic uint32_t parked; /* 1 while the consumer sits in park() */
+	_Atomic(void (*)(void *)) gerror_fn;
+	_Atomic(void *) gerror_ctx;
+
+	alignas(HWT__CACHELINE) struct hwt__dev_stats st;
+
+	alignas(HWT__CACHELINE) pthread_mutex_t lock; /* start/stop/pause/resume/map */
+	bool running;
+	pthread_t thread;
+	unsigned nregions;
+	struct hwt__region regions[HWT__SMMU_DEV_REGIONS];
+
+	struct hwt__cache cache;
+};
+
+#endif
