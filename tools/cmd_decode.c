@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* hwtune decode DW0 DW1: one 16-byte SMMUv3 command into its fields. */
+#include "cli.h"
+
+#include <errno.h>
+#include <hwtune/smmu.h>
+#include <string.h>
+
+static void decode_usage(FILE *f)
+{
+	fprintf(f, "usage: hwtune decode [--json] DW0 DW1\n\n"
+		   "Decode one SMMUv3 command given as its two 64-bit dwords in hex\n"
+		   "(host order, with or without 0x): dw0 holds the opcode in bits [7:0].\n"
+		   "Prints the opcode name and every field as NAME=value (hex).\n\n"
+		   "  --json   print {\"decode\": {...}} instead\n"
+		   "  --help   this text\n\n"
+		   "Exit status: 0 decoded, 1 not a valid command (unknown opcode,\n"
+		   "reserved bits set, invalid field value), 2 bad arguments.\n");
+}
+
+/* 1 to 16 hex digits, optional 0x prefix. */
+static bool parse_dword(const char *s, uint64_t *out)
+{
+	const char *p = s;
+	uint64_t v = 0;
+	size_t n = 0;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; *p; p++, n++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		v = v << 4 | d;
+	}
+	if (*p || n == 0 || n > 16) {
+		cli_error("decode: invalid dword '%s' (expected 1 to 16 hex digits)", s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* The opcode's fields in bit order (dw0 then dw1, low bits first). */
+static size_t fields_in_order(unsigned op, unsigned order[HWT_SMMU_F_COUNT],
+			      uint64_t own[2])
+{
+	unsigned key[HWT_SMMU_F_COUNT];
+	size_t n = 0;
+
+	own[0] = 0xff;
+	own[1] = 0;
+	for (unsigned f = 0; f < HWT_SMMU_F_COUNT; f++) {
+		unsigned dw, hi, lo;
+		size_t i;
+
+		if (hwt_smmu_field_layout(op, (enum hwt_smmu_field)f, &dw, &hi, &lo) != 1)
+			continue;
+		own[dw] |= (~0ull >> (63 - hi)) & (~0ull << lo);
+		for (i = n; i > 0 && key[i - 1] > dw * 64 + lo; i--) {
+			key[i] = key[i - 1];
+			order[i] = order[i - 1];
+		}
+		key[i] = dw * 64 + lo;
+		order[i] = f;
+		n++;
+	}
+	return n;
+}
+
+/* Why decode refused a command with a known opcode. */
+static void explain_invalid(const char *name, const uint64_t dw[2], const uint64_t own[2],
+			    const unsigned *order, size_t n)
+{
+	uint64_t r0 = dw[0] & ~own[0], r1 = dw[1] & ~own[1];
+
+	if (r0 | r1) {
+		cli_error("decode: %s: reserved bits set (dw0 0x%llx, dw1 0x%llx)%s", name,
+			  (unsigned long long)r0, (unsigned long long)r1,
+			  (r0 & (1ull << 10)) ? "; bit 10 is SSec, unsupported" : "");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned d, hi, lo;
+		uint64_t v;
+
+		hwt_smmu_field_layout(dw[0] & 0xff, (enum hwt_smmu_field)order[i], &d, &hi, &lo);
+		v = (dw[d] >> lo) & (~0ull >> (63 - (hi - lo)));
+		if ((order[i] == HWT_SMMU_F_CS || order[i] == HWT_SMMU_F_RESP) && v == 3) {
+			cli_error("decode: %s: invalid %s value 3", name,
+				  hwt_smmu_field_name((enum hwt_smmu_field)order[i]));
+			return;
+		}
+	}
+	cli_error("decode: %s: invalid command", name);
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	const char *arg[2];
+	unsigned order[HWT_SMMU_F_COUNT];
+	struct hwt_smmu_cmd c;
+	uint64_t dw[2], own[2];
+	bool json = false;
+	int nargs = 0, r;
+	size_t n;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			decode_usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("decode: unknown option '%s' (try 'hwtune decode --help')", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (nargs < 2) {
+			arg[nargs++] = argv[i];
+		} else {
+			nargs++;
+		}
+	}
+	if (nargs != 2) {
+		cli_error("decode: expected 2 dwords (DW0 DW1), got %d (try 'hwtune decode --help')",
+			  nargs);
+		return CLI_EXIT_USAGE;
+	}
+	if (!parse_dword(arg[0], &dw[0]) || !parse_dword(arg[1], &dw[1]))
+		return CLI_EXIT_USAGE;
+
+	r = hwt_smmu_decode(dw, &c);
+	if (r == -ENOENT) {
+		cli_error("decode: unknown opcode 0x%02x (dw0 bits [7:0])", c.op);
+		return 1;
+	}
+	n = fields_in_order(c.op, order, own);
+	if (r < 0) {
+		explain_invalid(hwt_smmu_op_name(c.op), dw, own, order, n);
+		return 1;
+	}
+
+	if (json) {
+		printf("{\"decode\": {\"op\": \"%s\", \"opcode\": \"0x%02x\", "
+		       "\"dw\": [\"0x%016llx\", \"0x%016llx\"], \"fields\": {",
+		       hwt_smmu_op_name(c.op), c.op, (unsigned long long)dw[0],
+		       (unsigned long long)dw[1]);
+		for (size_t i = 0; i < n; i++)
+			printf("%s\"%s\": \"0x%llx\"", i ? ", " : "",
+			       hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
+			       (unsigned long long)c.f[order[i]]);
+		printf("}}}\n");
+	} else {
+		printf("%s", hwt_smmu_op_name(c.op));
+		for (size_t i = 0; i < n; i++)
+			printf(" %s=0x%llx", hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
+			       (unsigned long long)c.f[order[i]]);
+		printf("\n");
+	}
+	return 0;
+}
