@@ -1,15 +1,399 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the probe lands (issue 2, in progress this session). */
+/* hwtune probe: misaligned-access speed of each allowed CPU. */
 #include "cli.h"
+#include "cmd_probe.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hwtune probe [--cpus LIST] [--serial] [--budget-ms N] [--kernel-window]\n"
+		"                    [--smt=together|apart] [--no-cache] [--json]\n"
+		"                    [--unaligned-scalar-speed=slow|fast|unsupported]\n"
+		"\n"
+		"Time a copy made of misaligned word accesses against the same copy made byte\n"
+		"by byte on each CPU (the Linux RISC-V boot probe: 16 KiB buffer, dst offset 1,\n"
+		"src 8 KiB + 2 further, 8064 bytes, minimum time of each loop) and classify it\n"
+		"with riscv_hwprobe's values: unknown 0, emulated 1, slow 2 (word copy not\n"
+		"faster), fast 3 (word copy faster), unsupported 4 (the access raises a signal).\n"
+		"All CPUs are probed at once. The summary is hwprobe's rule: all CPUs equal\n"
+		"gives that value, any difference gives unknown.\n"
+		"\n"
+		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2); each must\n"
+		"                    be in this process's allowed set (default: all of it)\n"
+		"  --serial          one CPU after another (the kernel's first version)\n"
+		"  --budget-ms N     time budget per CPU in ms, 1..60000 (default 1); the probe\n"
+		"                    stops earlier once both minima are stable\n"
+		"  --kernel-window   the kernel's fixed windows: 8 ms of word copies, then 8 ms\n"
+		"                    of byte copies, one copy per sample, no early stop\n"
+		"  --smt=MODE        together (default): SMT siblings are probed at the same\n"
+		"                    time; apart: siblings go in separate waves\n"
+		"  --no-cache        neither read nor write the result cache\n"
+		"  --json            one JSON object on stdout\n"
+		"  --unaligned-scalar-speed=WORD\n"
+		"                    skip probing and report WORD (slow, fast or unsupported)\n"
+		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Environment:\n"
+		"  HWTUNE_UNALIGNED_SCALAR_SPEED=WORD   same as --unaligned-scalar-speed (the flag\n"
+		"                    wins; empty means unset)\n"
+		"  XDG_CACHE_HOME    the cache lives in $XDG_CACHE_HOME/hwtune/ (else\n"
+		"                    ~/.cache/hwtune/), keyed by boot id, kernel release, CPU\n"
+		"                    model and library version; CPUs missing from it are probed\n"
+		"                    and added. --serial, --budget-ms, --kernel-window and\n"
+		"                    --smt=apart always measure (and then update the cache).\n"
+		"  HWTUNE_TEST_FORCE_SIGBUS=1   test hook: the fault check raises SIGBUS, so\n"
+		"                    every CPU is reported unsupported (no cache)\n"
+		"\n"
+		"Exit status: 0 done, 1 the probe failed, 2 bad usage.\n");
+}
+
+static void ratio_str(char *buf, size_t len, unsigned x100)
+{
+	snprintf(buf, len, "%u.%02u", x100 / 100, x100 % 100);
+}
+
+static const char *signame(int sig)
+{
+	switch (sig) {
+	case SIGBUS: return "SIGBUS";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGILL: return "SIGILL";
+	default: return "signal";
+	}
+}
+
+static const struct {
+	unsigned bit;
+	const char *key, *text;
+} notes[] = {
+	{ HWT_MISALIGNED_NOTE_FIRMWARE, "probably-firmware-emulated",
+	  "probably firmware-emulated: the word copy is over 10x slower than bytes and the "
+	  "kernel saw no alignment fault" },
+	{ HWT_MISALIGNED_NOTE_COARSE, "coarse-counter",
+	  "counter lacks granularity needed to measure unaligned access speed" },
+	{ HWT_MISALIGNED_NOTE_MARGINAL, "marginal", "ratio within 0.90..1.10: a near tie" },
+	{ HWT_MISALIGNED_NOTE_NO_PERF, "perf-unavailable",
+	  "perf events unavailable: kernel emulation (emulated) cannot be detected" },
+	{ HWT_MISALIGNED_NOTE_MIGRATED, "migrated", "the probe thread left its CPU" },
+	{ HWT_MISALIGNED_NOTE_BUDGET, "budget-exhausted",
+	  "stopped by the time budget before the minima were stable" },
+	{ HWT_MISALIGNED_NOTE_BAD_COPY, "bad-copy", "a copy loop did not copy: verdict unknown" },
+	{ HWT_MISALIGNED_NOTE_CHECK_FAILED, "fault-check-failed",
+	  "the fault check could not run (fork or timeout)" },
+};
+
+static const char *source_name(int s)
+{
+	return s == HWT_MISALIGNED_FROM_OVERRIDE ? "override"
+	       : s == HWT_MISALIGNED_FROM_CACHE  ? "cache"
+						 : "measured";
+}
+
+static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
+{
+	const char *name = hwt_misaligned_speed_name(c->speed);
+	char ratio[32];
+
+	ratio_str(ratio, sizeof(ratio), c->ratio_x100);
+	if (c->status) {
+		fprintf(f, "cpu%d: not probed: %s\n", c->cpu, strerror(-c->status));
+		return;
+	}
+	if (c->source == HWT_MISALIGNED_FROM_OVERRIDE) {
+		fprintf(f, "cpu%d: scalar unaligned access speed set to '%s' (%d) by override\n",
+			c->cpu, name, c->speed);
+		return;
+	}
+	if (c->fault_signal)
+		fprintf(f, "cpu%d: a misaligned word access raised %s: %s\n", c->cpu,
+			signame(c->fault_signal), name);
+	else if (c->speed == HWT_MISALIGNED_EMULATED)
+		fprintf(f, "cpu%d: misaligned accesses trap to the kernel (%" PRId64
+			   " alignment faults in one copy iteration): %s\n",
+			c->cpu, c->align_faults, name);
+	else if (c->ratio_x100 || c->word_ns)
+		fprintf(f, "cpu%d: scalar unaligned word access speed is %sx byte access speed (%s)\n",
+			c->cpu, ratio, name);
+	else
+		fprintf(f, "cpu%d: %s\n", c->cpu, name);
+	if (c->word_ns || c->byte_ns) {
+		if (c->source == HWT_MISALIGNED_FROM_CACHE)
+			fprintf(f, "      from cache: word %" PRIu64 " ns, byte %" PRIu64 " ns\n",
+				c->word_ns, c->byte_ns);
+		else
+			fprintf(f,
+				"      word %" PRIu64 " ns, byte %" PRIu64 " ns (min of %u samples x%u"
+				" copies; medians %" PRIu64 "/%" PRIu64 " ns), probe %.3f ms\n",
+				c->word_ns, c->byte_ns, c->samples, c->reps, c->word_median_ns,
+				c->byte_median_ns, c->probe_ns / 1e6);
+	}
+	if (c->hwprobe >= 0)
+		fprintf(f, "      kernel riscv_hwprobe: %s (%s)\n", hwt_misaligned_speed_name(c->hwprobe),
+			c->hwprobe == c->speed ? "agrees" : "disagrees");
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if ((c->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
+			fprintf(f, "      note: %s\n", notes[i].text);
+}
+
+void probe_print_human(FILE *f, const struct hwt_misaligned_report *r)
+{
+	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		print_cpu(f, &r->cpu[i]);
+		if (r->cpu[i].status)
+			continue;
+		probed++;
+		count[r->cpu[i].speed]++;
+		noperf += (r->cpu[i].notes & HWT_MISALIGNED_NOTE_NO_PERF) != 0;
+	}
+	if (noperf)
+		fprintf(f, "note: perf events unavailable on %u CPU(s): kernel emulation (emulated) "
+			   "cannot be detected\n", noperf);
+	fprintf(f, "summary: %s (", hwt_misaligned_speed_name(r->summary));
+	for (int s = 0, first = 1; s <= HWT_MISALIGNED_UNSUPPORTED; s++) {
+		if (!count[s])
+			continue;
+		fprintf(f, "%s%u %s", first ? "" : ", ", count[s], hwt_misaligned_speed_name(s));
+		first = 0;
+	}
+	fprintf(f, "%s of %u CPUs)\n", probed ? "" : "none probed", r->n);
+	fprintf(f, "wall time: %.3f ms (%s, %s, %u wave%s, budget %.3f ms per CPU%s)\n",
+		r->wall_ns / 1e6, source_name(r->source), r->serial ? "serial" : "parallel",
+		r->waves, r->waves == 1 ? "" : "s", r->budget_us / 1e3,
+		r->kernel_window ? ", kernel window" : "");
+}
+
+const char *probe_recommendation(int summary)
+{
+	switch (summary) {
+	case HWT_MISALIGNED_FAST:
+		return "misaligned word accesses are fast on every CPU: copy, compare and checksum "
+		       "loops may use unaligned word loads and stores without aligning first";
+	case HWT_MISALIGNED_SLOW:
+		return "misaligned word accesses are slower than bytes: align pointers (or use "
+		       "byte/shift-merge loops) before word-sized loops";
+	case HWT_MISALIGNED_EMULATED:
+		return "misaligned accesses trap to the kernel and are emulated (very slow): "
+		       "never make them on purpose; align every word access";
+	case HWT_MISALIGNED_UNSUPPORTED:
+		return "misaligned accesses fault: code must never make them";
+	default:
+		return "CPUs differ or could not be measured: treat misaligned accesses as slow "
+		       "unless a thread is pinned to CPUs measured fast";
+	}
+}
+
+static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, bool last)
+{
+	char ratio[32];
+
+	ratio_str(ratio, sizeof(ratio), c->ratio_x100);
+	fprintf(f,
+		"    {\"cpu\": %d, \"speed\": \"%s\", \"ratio\": %s, \"word_ns\": %" PRIu64
+		", \"byte_ns\": %" PRIu64 ", \"probe_ns\": %" PRIu64 ", \"source\": \"%s\"",
+		c->cpu, hwt_misaligned_speed_name(c->speed), ratio, c->word_ns, c->byte_ns,
+		c->probe_ns, source_name(c->source));
+	/* strerror texts contain no characters that need JSON escaping */
+	if (c->status)
+		fprintf(f, ", \"status\": \"not probed: %s\"", strerror(-c->status));
+	else
+		fprintf(f, ", \"status\": \"ok\"");
+	fprintf(f,
+		", \"ratio_x100\": %u, \"word_median_ns\": %" PRIu64 ", \"byte_median_ns\": %" PRIu64
+		", \"check_ns\": %" PRIu64 ", \"samples\": %u, \"reps\": %u, \"wave\": %u",
+		c->ratio_x100, c->word_median_ns, c->byte_median_ns, c->check_ns, c->samples,
+		c->reps, c->wave);
+	if (c->fault_signal)
+		fprintf(f, ", \"fault_signal\": \"%s\"", signame(c->fault_signal));
+	else
+		fprintf(f, ", \"fault_signal\": null");
+	if (c->align_faults >= 0)
+		fprintf(f, ", \"align_faults\": %" PRId64, c->align_faults);
+	else
+		fprintf(f, ", \"align_faults\": null");
+	if (c->hwprobe >= 0)
+		fprintf(f, ", \"hwprobe\": \"%s\", \"hwprobe_agrees\": %s",
+			hwt_misaligned_speed_name(c->hwprobe), c->hwprobe == c->speed ? "true" : "false");
+	else
+		fprintf(f, ", \"hwprobe\": null, \"hwprobe_agrees\": null");
+	fprintf(f, ", \"preempted\": %ld, \"notes\": [", c->preempted);
+	for (size_t i = 0, n = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (c->notes & notes[i].bit)
+			fprintf(f, "%s\"%s\"", n++ ? ", " : "", notes[i].key);
+	fprintf(f, "]}%s\n", last ? "" : ",");
+}
+
+static const char *cache_state(const struct hwt_misaligned_report *r, bool off)
+{
+	unsigned hit = 0;
+
+	if (off || r->source == HWT_MISALIGNED_FROM_OVERRIDE)
+		return "off";
+	for (unsigned i = 0; i < r->n; i++)
+		hit += r->cpu[i].source == HWT_MISALIGNED_FROM_CACHE;
+	return hit == r->n ? "hit" : hit ? "partial" : "miss";
+}
+
+static void print_json(FILE *f, const struct hwt_misaligned_report *r, bool cache_off)
+{
+	fprintf(f,
+		"{\"probe\": {\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
+		", \"summary\": \"%s\",\n  \"smt\": \"%s\", \"waves\": %u, \"budget_us\": %u"
+		", \"kernel_window\": %s, \"cache\": \"%s\", \"cache_ignored\": ",
+		r->serial ? "serial" : "parallel", source_name(r->source), r->wall_ns,
+		hwt_misaligned_speed_name(r->summary), r->smt_apart ? "apart" : "together", r->waves,
+		r->budget_us, r->kernel_window ? "true" : "false", cache_state(r, cache_off));
+	if (r->cache_status == -EBADMSG)
+		fprintf(f, "\"corrupt\"");
+	else if (r->cache_status == -ESTALE)
+		fprintf(f, "\"foreign\"");
+	else if (r->cache_status)
+		fprintf(f, "\"%s\"", strerror(-r->cache_status));
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\n  \"cpus\": [\n");
+	for (unsigned i = 0; i < r->n; i++)
+		json_cpu(f, &r->cpu[i], i + 1 == r->n);
+	fprintf(f, "  ]}}\n");
+}
+
+/* Every CPU of want must be allowed: say which one is not. */
+static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
+{
+	struct hwt_cpus ok = HWT_CPUS_INIT;
+	char list[256];
+	bool good = true;
+
+	if (hwt_cpu_allowed(&ok) < 0) {
+		cli_error("probe: cannot read the allowed CPU set");
+		return false;
+	}
+	for (unsigned i = 0; i < want->n && good; i++) {
+		if (hwt_cpus_has(&ok, want->cpu[i]))
+			continue;
+		if (hwt_cpus_format(&ok, list, sizeof(list)) < 0)
+			snprintf(list, sizeof(list), "?");
+		cli_error("probe: --cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
+			  want->cpu[i], arg, list);
+		good = false;
+	}
+	hwt_cpus_free(&ok);
+	return good;
+}
 
 int cmd_probe(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	cli_error("probe: not built yet");
-	return 1;
-}
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_misaligned_report r;
+	struct hwt_cpus cpus = HWT_CPUS_INIT;
+	const char *cpus_arg = NULL, *speed_arg = NULL, *v;
+	bool json = false, err = false, have_cpus = false;
+	int ret = CLI_EXIT_USAGE;
+	uint64_t ms;
 
-int cmd_main(int argc, char **argv)
-{
-	return cmd_probe(argc, argv);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			ret = 0;
+			goto out;
+		} else if (!strcmp(a, "--serial")) {
+			o.flags |= HWT_MISALIGNED_SERIAL;
+		} else if (!strcmp(a, "--kernel-window")) {
+			o.flags |= HWT_MISALIGNED_KERNEL_WINDOW;
+		} else if (!strcmp(a, "--no-cache")) {
+			o.flags |= HWT_MISALIGNED_NO_CACHE;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (cli_opt_value(argc, argv, &i, "--cpus", &cpus_arg, &err)) {
+			if (err)
+				goto out;
+			hwt_cpus_free(&cpus);
+			if (hwt_cpus_parse(cpus_arg, &cpus) < 0) {
+				cli_error("probe: --cpus: invalid CPU list '%s' (expected e.g. 0-3,8)",
+					  cpus_arg);
+				goto out;
+			}
+			have_cpus = true;
+		} else if (cli_opt_value(argc, argv, &i, "--budget-ms", &v, &err)) {
+			if (err || !cli_parse_u64("--budget-ms", v, 1,
+						  HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
+				goto out;
+			o.budget_us = (unsigned)(ms * 1000);
+		} else if (cli_opt_value(argc, argv, &i, "--smt", &v, &err)) {
+			if (err)
+				goto out;
+			if (!strcmp(v, "apart")) {
+				o.flags |= HWT_MISALIGNED_SMT_APART;
+			} else if (strcmp(v, "together")) {
+				cli_error("probe: --smt: invalid value '%s' (expected together or apart)",
+					  v);
+				goto out;
+			}
+		} else if (cli_opt_value(argc, argv, &i, "--unaligned-scalar-speed", &speed_arg,
+					 &err)) {
+			if (err)
+				goto out;
+			o.override_speed = hwt_misaligned_parse_speed(speed_arg);
+			if (o.override_speed < 0) {
+				cli_error("probe: --unaligned-scalar-speed: invalid value '%s' "
+					  "(expected slow, fast or unsupported)", speed_arg);
+				goto out;
+			}
+		} else {
+			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", a);
+			goto out;
+		}
+	}
+	if (o.budget_us && (o.flags & HWT_MISALIGNED_KERNEL_WINDOW)) {
+		cli_error("probe: --budget-ms and --kernel-window exclude each other "
+			  "(the kernel window is 2 x 8 ms)");
+		goto out;
+	}
+	if (!speed_arg) { /* the flag beats the environment */
+		const char *bad = NULL;
+		int s = hwt_misaligned_env_override(&bad);
+
+		if (s < 0) {
+			cli_error("probe: HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
+				  "(expected slow, fast or unsupported)", bad);
+			goto out;
+		}
+		o.override_speed = s;
+	}
+	if (have_cpus && !cpus_allowed(cpus_arg, &cpus))
+		goto out;
+	/* Asking for a way of measuring means: measure now. */
+	if (o.flags & (HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
+		       HWT_MISALIGNED_SMT_APART) || o.budget_us)
+		o.flags |= HWT_MISALIGNED_REFRESH;
+	v = getenv("HWTUNE_TEST_FORCE_SIGBUS");
+	if (v && *v && strcmp(v, "0"))
+		o.flags |= HWT_MISALIGNED_TEST_FORCE_SIGBUS;
+
+	ret = hwt_misaligned_probe(have_cpus ? &cpus : NULL, &o, &r);
+	if (ret < 0) {
+		cli_error("probe: %s", strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	if (json)
+		print_json(stdout, &r, o.flags & (HWT_MISALIGNED_NO_CACHE |
+						  HWT_MISALIGNED_TEST_FORCE_SIGBUS));
+	else
+		probe_print_human(stdout, &r);
+	hwt_misaligned_report_free(&r);
+	ret = fflush(stdout) ? 1 : 0;
+out:
+	hwt_cpus_free(&cpus);
+	return ret;
 }

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * riscv_hwprobe (syscall 258 on riscv only; glibc < 2.40 has no wrapper).
+ * Misaligned keys are "value-like": a multi-CPU mask answers UNKNOWN as
+ * soon as two CPUs differ, so ask with one CPU at a time.
+ */
+#include "arch/hwprobe.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef __NR_riscv_hwprobe
+#define __NR_riscv_hwprobe 258
+#endif
+
+#define KEY_CPUPERF_0 5               /* deprecated, same values in bits 2:0 */
+#define KEY_MISALIGNED_SCALAR_PERF 9
+
+struct hwprobe_pair {
+	int64_t key;
+	uint64_t value;
+};
+
+static int query(int64_t key, int cpu, uint64_t *value)
+{
+	struct hwprobe_pair p = { key, 0 };
+	size_t size = CPU_ALLOC_SIZE(cpu + 1);
+	cpu_set_t *set = CPU_ALLOC(cpu + 1);
+	long r;
+
+	if (!set)
+		return -ENOMEM;
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(cpu, size, set);
+	r = syscall(__NR_riscv_hwprobe, &p, 1, size, set, 0);
+	CPU_FREE(set);
+	if (r < 0)
+		return -errno;
+	if (p.key < 0)
+		return -EOPNOTSUPP; /* kernel predates the key */
+	*value = p.value;
+	return 0;
+}
+
+int hwt__hwprobe_scalar(int cpu)
+{
+	uint64_t v;
+	int r;
+
+	if (cpu < 0)
+		return -EINVAL;
+	r = query(KEY_MISALIGNED_SCALAR_PERF, cpu, &v);
+	if (r == -EOPNOTSUPP) {
+		r = query(KEY_CPUPERF_0, cpu, &v);
+		v &= 7;
+	}
+	if (r)
+		return r;
+	return v <= 4 ? (int)v : -ERANGE;
+}

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-CPU probe results on disk.  One text file per architecture:
+ *
+ *   hwtune-misaligned-cache 1
+ *   boot_id <id>          \
+ *   kernel <release>       | the key: any difference makes the file foreign
+ *   model <hash>           |
+ *   version <lib version> /
+ *   cpu <n> <speed> <ratio_x100> <word_ns> <byte_ns> <word_med> <byte_med> <samples> <reps>
+ *   ...
+ *   end <entries> <fnv1a-64 of everything above, hex>
+ *
+ * The trailer catches truncation and edits; a file that fails any check is
+ * ignored and later replaced.  Writes go to a temporary file in the same
+ * directory, then rename(): readers see the old file or the new one.
+ */
+#include "misaligned/misaligned.h"
+
+#include "arch/arch.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define MAGIC "hwtune-misaligned-cache 1\n"
+#define MAX_FILE (1u << 20)
+#define MAX_CPU_ID 65535
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/* Keep key values one token long so the line format stays unambiguous. */
+static void copy_token(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i]; i++)
+		dst[i] = isgraph((unsigned char)src[i]) ? src[i] : '_';
+	dst[i] = '\0';
+	if (!i && len > 1)
+		snprintf(dst, len, "-");
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* The lines that identify a CPU model, on any of our architectures. */
+static bool model_line(const char *l)
+{
+	static const char *const keys[] = {
+		"vendor_id", "cpu family", "model", "model name", "stepping",
+		"CPU implementer", "CPU architecture", "CPU variant", "CPU part", "CPU revision",
+		"mvendorid", "marchid", "mimpid", "uarch",
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		size_t n = strlen(keys[i]);
+
+		if (!strncmp(l, keys[i], n) && (l[n] == '\t' || l[n] == ' ' || l[n] == ':'))
+			return true;
+	}
+	return false;
+}
+
+/* Hash of the distinct model lines (so CPU count and order do not matter
+ * for identical CPUs) and the architecture this library was built for. */
+static void model_hash(char *out, size_t len)
+{
+	enum { MAX_LINES = 64 };
+	uint64_t seen[MAX_LINES], h = fnv1a(FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
+	unsigned nseen = 0;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		uint64_t lh;
+		unsigned i;
+
+		if (!model_line(line))
+			continue;
+		lh = fnv1a(FNV_INIT, line, strlen(line));
+		for (i = 0; i < nseen && seen[i] != lh; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen < MAX_LINES)
+			seen[nseen++] = lh;
+		/* order-independent combination */
+		h += lh * 0x9e3779b97f4a7c15ull;
+	}
+	if (f)
+		fclose(f);
+	snprintf(out, len, "%016" PRIx64, h);
+}
+
+int hwt__cache_key_current(struct hwt__cache_key *k)
+{
+	char boot[128];
+	struct utsname u;
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	r = read_small("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	if (r < 0)
+		return r;
+	boot[strcspn(boot, "\n")] = '\0';
+	if (!boot[0])
+		return -ENOENT;
+	copy_token(k->boot_id, sizeof(k->boot_id), boot);
+	if (uname(&u))
+		return -errno;
+	copy_token(k->kernel, sizeof(k->kernel), u.release);
+	model_hash(k->model, sizeof(k->model));
+	copy_token(k->version, sizeof(k->version), hwt_version());
+	return 0;
+}
+
+static int mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int hwt__cache_path(const char *dir, char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char d[4096];
+	int n, r;
+
+	/* XDG: a relative XDG_CACHE_HOME is invalid and must be ignored. */
+	if (dir)
+		n = snprintf(d, sizeof(d), "%s", dir);
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(d, sizeof(d), "%s/hwtune", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(d, sizeof(d), "%s/.cache/hwtune", home);
+	else
+		return -ENOENT;
+	if (n <= 0 || (size_t)n >= sizeof(d))
+		return -ENAMETOOLONG;
+	r = mkdir_p(d);
+	if (r)
+		return r;
+	n = snprintf(buf, len, "%s/misaligned-%s.cache", d, HWT_ARCH_NAME);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* "name value\n" at *p with value == want; advances *p. */
+static bool key_line(const char **p, const char *name, const char *want)
+{
+	size_t n = strlen(name), w = strlen(want);
+
+	if (strncmp(*p, name, n) || (*p)[n] != ' ' || strncmp(*p + n + 1, want, w) ||
+	    (*p)[n + 1 + w] != '\n')
+		return false;
+	*p += n + w + 2;
+	return true;
+}
+
+/* Strict decimal, no sign, no leading junk; advances *p past one space or
+ * the final newline. */
+static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	if (x > max || *s != sep)
+		return false;
+	*p = s + 1;
+	*v = x;
+	return true;
+}
+
+static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
+		 struct hwt_misaligned_cpu **out, unsigned *nout)
+{
+	const char *p = text, *end, *trailer;
+	struct hwt_misaligned_cpu *e = NULL;
+	unsigned n = 0, cap = 0;
+	uint64_t count;
+	char want[40];
+
+	/* The trailer first: it covers everything before it. */
+	if (len < sizeof(MAGIC) || text[len - 1] != '\n')
+		return -EBADMSG;
+	for (trailer = text + len - 1; trailer > text && trailer[-1] != '\n'; trailer--)
+		;
+	if (strncmp(trailer, "end ", 4))
+		return -EBADMSG;
+	end = trailer + 4;
+	if (!num(&end, UINT32_MAX, &count, ' '))
+		return -EBADMSG;
+	snprintf(want, sizeof(want), "%016" PRIx64 "\n",
+		 fnv1a(FNV_INIT, text, (size_t)(trailer - text)));
+	if (strcmp(end, want))
+		return -EBADMSG;
+
+	if (strncmp(p, MAGIC, sizeof(MAGIC) - 1))
+		return -EBADMSG;
+	p += sizeof(MAGIC) - 1;
+	if (!key_line(&p, "boot_id", k->boot_id) || !key_line(&p, "kernel", k->kernel) ||
+	    !key_line(&p, "model", k->model) || !key_line(&p, "version", k->version))
+		return -ESTALE;
+
+	while (p < trailer) {
+		uint64_t f[9];
+		const uint64_t max[9] = { MAX_CPU_ID, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX,
+					  UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+					  UINT32_MAX, UINT32_MAX };
+		struct hwt_misaligned_cpu *c;
+
+		if (strncmp(p, "cpu ", 4))
+			goto bad;
+		p += 4;
+		for (int i = 0; i < 9; i++)
+			if (!num(&p, max[i], &f[i], i == 8 ? '\n' : ' '))
+				goto bad;
+		if (f[1] == HWT_MISALIGNED_UNKNOWN)
+			goto bad;
+		for (unsigned i = 0; i < n; i++)
+			if (e[i].cpu == (int)f[0])
+				goto bad;
+		if (n == cap) {
+			struct hwt_misaligned_cpu *ne;
+
+			cap = cap ? 2 * cap : 16;
+			ne = realloc(e, cap * sizeof(*e));
+			if (!ne) {
+				free(e);
+				return -ENOMEM;
+			}
+			e = ne;
+		}
+		c = &e[n++];
+		memset(c, 0, sizeof(*c));
+		c->cpu = (int)f[0];
+		c->speed = (int)f[1];
+		c->ratio_x100 = (unsigned)f[2];
+		c->word_ns = f[3];
+		c->byte_ns = f[4];
+		c->word_median_ns = f[5];
+		c->byte_median_ns = f[6];
+		c->samples = (unsigned)f[7];
+		c->reps = (unsigned)f[8];
+		c->source = HWT_MISALIGNED_FROM_CACHE;
+		c->align_faults = -1;
+		c->hwprobe = -ENOSYS;
+	}
+	if (count != n)
+		goto bad;
+	*out = e;
+	*nout = n;
+	return 0;
+bad:
+	free(e);
+	return -EBADMSG;
+}
+
+int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
+		    struct hwt_misaligned_cpu **out, unsigned *n)
+{
+	struct stat st;
+	char *text;
+	ssize_t got;
+	size_t len = 0;
+	int fd, r;
+
+	*out = NULL;
+	*n = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -EBADMSG;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
+		close(fd);
+		return -EBADMSG;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < (size_t)st.st_size &&
+	       (got = read(fd, text + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	text[len] = '\0';
+	/* A NUL inside would hide bytes from the string checks. */
+	r = len == (size_t)st.st_size && strlen(text) == len ? parse(text, len, k, out, n)
+							       : -EBADMSG;
+	free(text);
+	return r;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len)
+			break;
+		char *np = realloc(b->p, 2 * b->cap + (size_t)n);
+
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = 2 * b->cap + (size_t)n;
+	}
+	b->len += (size_t)n;
+}
+
+int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
+		     const struct hwt_misaligned_cpu *e, unsigned n)
+{
+	struct sbuf b = { malloc(1024), 0, 1024, false };
+	unsigned kept = 0;
+	size_t plen = strlen(path), off = 0;
+	char *tmp;
+	int fd, r = 0;
+
+	if (!b.p)
+		return -ENOMEM;
+	put(&b, "%sboot_id %s\nkernel %s\nmodel %s\nversion %s\n", MAGIC, k->boot_id, k->kernel,
+	    k->model, k->version);
+	for (unsigned i = 0; i < n; i++) {
+		const struct hwt_misaligned_cpu *c = &e[i];
+
+		if (c->speed <= HWT_MISALIGNED_UNKNOWN || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
+		    c->cpu < 0 || c->cpu > MAX_CPU_ID)
+			continue; /* UNKNOWN is worth another try next time */
+		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u\n",
+		    c->cpu, c->speed, c->ratio_x100, c->word_ns, c->byte_ns, c->word_median_ns,
+		    c->byte_median_ns, c->samples, c->reps);
+		kept++;
+	}
+	if (!b.oom) {
+		uint64_t h = fnv1a(FNV_INIT, b.p, b.len);
+
+		put(&b, "end %u %016" PRIx64 "\n", kept, h);
+	}
+	tmp = malloc(plen + 16);
+	if (b.oom || !tmp) {
+		free(b.p);
+		free(tmp);
+		return -ENOMEM;
+	}
+	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp); /* 0600 */
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (fchmod(fd, 0600))
+		r = -errno;
+	while (!r && off < b.len) {
+		ssize_t w = write(fd, b.p + off, b.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			r = w < 0 ? -errno : -EIO;
+		else
+			off += (size_t)w;
+	}
+	/* No fsync: after a crash a torn file fails the trailer check and
+	 * costs one re-probe, which is cheaper than a sync on every write. */
+	if (close(fd) && !r)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(b.p);
+	return r;
+}

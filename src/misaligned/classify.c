@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* Verdicts, names and overrides: no I/O except one getenv. */
+#include "misaligned/misaligned.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const speed_names[] = {
+	[HWT_MISALIGNED_UNKNOWN] = "unknown",
+	[HWT_MISALIGNED_EMULATED] = "emulated",
+	[HWT_MISALIGNED_SLOW] = "slow",
+	[HWT_MISALIGNED_FAST] = "fast",
+	[HWT_MISALIGNED_UNSUPPORTED] = "unsupported",
+};
+
+HWT_API const char *hwt_misaligned_speed_name(int speed)
+{
+	if (speed < 0 || speed > HWT_MISALIGNED_UNSUPPORTED)
+		return NULL;
+	return speed_names[speed];
+}
+
+HWT_API int hwt_misaligned_parse_speed(const char *word)
+{
+	/* Exactly the kernel's unaligned_scalar_speed= words: unknown and
+	 * emulated are observations, not something one can declare. */
+	if (!word)
+		return -EINVAL;
+	for (int s = HWT_MISALIGNED_SLOW; s <= HWT_MISALIGNED_UNSUPPORTED; s++)
+		if (!strcmp(word, speed_names[s]))
+			return s;
+	return -EINVAL;
+}
+
+HWT_API int hwt_misaligned_env_override(const char **bad)
+{
+	const char *v = getenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	int s;
+
+	if (!v || !*v)
+		return 0;
+	s = hwt_misaligned_parse_speed(v);
+	if (s < 0 && bad)
+		*bad = v;
+	return s;
+}
+
+int hwt__misaligned_set_rule(const int *speed, unsigned n)
+{
+	if (n == 0)
+		return HWT_MISALIGNED_UNKNOWN;
+	for (unsigned i = 1; i < n; i++)
+		if (speed[i] != speed[0])
+			return HWT_MISALIGNED_UNKNOWN;
+	return speed[0];
+}
+
+HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n)
+{
+	int first = -1;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (cpu[i].status)
+			continue; /* never probed: not part of the set's answer */
+		if (first < 0)
+			first = cpu[i].speed;
+		else if (cpu[i].speed != first)
+			return HWT_MISALIGNED_UNKNOWN;
+	}
+	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;
+}
+
+void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v)
+{
+	uint64_t r;
+
+	*v = (struct hwt__verdict){ HWT_MISALIGNED_UNKNOWN, 0, 0 };
+	if (obs->align_faults < 0)
+		v->notes |= HWT_MISALIGNED_NOTE_NO_PERF;
+	/* A signal or a kernel trap decides before any timing. */
+	if (obs->fault_signal) {
+		v->speed = HWT_MISALIGNED_UNSUPPORTED;
+		return;
+	}
+	if (obs->align_faults > 0) {
+		v->speed = HWT_MISALIGNED_EMULATED;
+		return;
+	}
+	if (!obs->copy_ok) {
+		v->notes |= HWT_MISALIGNED_NOTE_BAD_COPY;
+		return;
+	}
+	/* The kernel's rule: no division by a zero minimum, leave it UNKNOWN. */
+	if (!obs->word_ticks || !obs->byte_ticks) {
+		v->notes |= HWT_MISALIGNED_NOTE_COARSE;
+		return;
+	}
+	v->speed = obs->word_ticks < obs->byte_ticks ? HWT_MISALIGNED_FAST : HWT_MISALIGNED_SLOW;
+	r = obs->byte_ticks > UINT64_MAX / 100 ? obs->byte_ticks / obs->word_ticks * 100
+					       : obs->byte_ticks * 100 / obs->word_ticks;
+	v->ratio_x100 = r > UINT_MAX ? UINT_MAX : (unsigned)r;
+	if (v->ratio_x100 < HWT__FIRMWARE_RATIO_X100)
+		v->notes |= HWT_MISALIGNED_NOTE_FIRMWARE;
+	if (v->ratio_x100 >= HWT__MARGINAL_LO_X100 && v->ratio_x100 <= HWT__MARGINAL_HI_X100)
+		v->notes |= HWT_MISALIGNED_NOTE_MARGINAL;
+}

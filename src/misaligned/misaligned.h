@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the misaligned-access probe.
+ *
+ *   classify.c  verdicts, names, overrides, the set rule (pure)
+ *   stats.c     running minimum with a stability test, medians (pure)
+ *   fault.c     one CPU: does a misaligned access trap or fault (pinned thread)
+ *   measure.c   one CPU: fault check, then the timing loops (pinned thread)
+ *   cache.c     per-CPU results on disk, keyed to this boot and machine
+ *   probe.c     the public entry points: sets, waves, cache, override
+ */
+#ifndef HWT_MISALIGNED_INTERNAL_H
+#define HWT_MISALIGNED_INTERNAL_H
+
+#include "hwtune/hwtune.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* --- classify.c ---------------------------------------------------------- */
+
+/* What one CPU's probe saw; ticks are minimum per-sample counts (any unit,
+ * the same for both loops). */
+struct hwt__probe_obs {
+	uint64_t word_ticks;
+	uint64_t byte_ticks;
+	int fault_signal;     /* signal raised by a misaligned access, else 0 */
+	int64_t align_faults; /* kernel alignment faults counted; -1 unknown */
+	bool copy_ok;         /* both loops produced the source bytes */
+};
+
+struct hwt__verdict {
+	int speed;
+	unsigned ratio_x100;
+	unsigned notes;
+};
+
+/* Below this ratio (x100) a slow word copy is likely trapped and emulated
+ * by firmware: emulated cores measure 0.003-0.02, real hardware >= ~0.5. */
+#define HWT__FIRMWARE_RATIO_X100 10u
+/* A ratio within [90, 110] is a near tie: reported, the verdict stands. */
+#define HWT__MARGINAL_LO_X100 90u
+#define HWT__MARGINAL_HI_X100 110u
+
+void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
+/* hwprobe's rule over plain speed values: all equal -> it, else (or n == 0) UNKNOWN. */
+int hwt__misaligned_set_rule(const int *speed, unsigned n);
+
+/* --- stats.c -------------------------------------------------------------- */
+
+/* A running minimum that knows how long it has stood still. */
+struct hwt__mintrack {
+	uint64_t min;
+	unsigned n;     /* samples seen */
+	unsigned since; /* samples since the last significant improvement */
+};
+
+/* A new minimum counts as an improvement only if it beats the old one by
+ * more than 1/64 (1.6%): smaller gains are noise at sample granularity. */
+#define HWT__MIN_IMPROVE_SHIFT 6
+/* Early stop: each loop has >= this many samples ... */
+#define HWT__STABLE_MIN_SAMPLES 16u
+/* ... and neither minimum improved in this many. */
+#define HWT__STABLE_RUN 24u
+
+void hwt__mintrack_init(struct hwt__mintrack *t);
+/* Returns true if v was a significant improvement. */
+bool hwt__mintrack_add(struct hwt__mintrack *t, uint64_t v);
+bool hwt__mintrack_stable(const struct hwt__mintrack *a, const struct hwt__mintrack *b);
+/* Median of v[0..n) (sorts v); 0 if n == 0.  Even n: the lower middle. */
+uint32_t hwt__median_u32(uint32_t *v, size_t n);
+
+/* --- fault.c -------------------------------------------------------------- */
+
+/* Install (counted) the process-wide SIGBUS/SIGSEGV/SIGILL handlers that
+ * let hwt__fault_check survive a fault; leave restores the previous ones. */
+int hwt__fault_guard_enter(void);
+void hwt__fault_guard_leave(void);
+/* Run one misaligned word-loop iteration in the calling thread: *sig = the
+ * signal it raised (0: none), *faults = kernel alignment faults counted (-1:
+ * perf unavailable).  -EAGAIN outside a guard. */
+int hwt__fault_check(bool force_sigbus, int *sig, int64_t *faults);
+
+/* --- measure.c ------------------------------------------------------------ */
+
+struct hwt__measure_cfg {
+	uint64_t budget_ns;
+	bool kernel_window;
+	bool force_sigbus;
+};
+
+/* Probe the CPU the calling thread is pinned to; fills everything in out
+ * except cpu, source and wave. */
+void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
+			     struct hwt_misaligned_cpu *out);
+
+/* --- cache.c -------------------------------------------------------------- */
+
+struct hwt__cache_key {
+	char boot_id[64];
+	char kernel[128];
+	char model[24]; /* hash of the CPU identification lines and the arch */
+	char version[32];
+};
+
+int hwt__cache_key_current(struct hwt__cache_key *k);
+/* The cache file for dir (NULL: XDG default, created as needed). */
+int hwt__cache_path(const char *dir, char *buf, size_t len);
+/*
+ * Load the entries of path if it is intact and matches k.  *out is malloc'd
+ * (free it), entries have source FROM_CACHE.  -ENOENT no file, -EBADMSG
+ * corrupt, -ESTALE written for another boot/kernel/CPU/version.
+ */
+int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
+		    struct hwt_misaligned_cpu **out, unsigned *n);
+/* Replace path atomically with these entries (UNKNOWN ones are skipped). */
+int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
+		     const struct hwt_misaligned_cpu *e, unsigned n);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* hwtune with no command: measure this machine and recommend settings. */
+#include "cli.h"
+#include "cmd_probe.h"
+
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: hwtune [--no-cache]\n\n"
+		   "Measure this machine and recommend settings:\n"
+		   "  misaligned accesses   'hwtune probe' on every allowed CPU (cached per boot;\n"
+		   "                        HWTUNE_UNALIGNED_SCALAR_SPEED overrides it)\n\n"
+		   "  --no-cache   measure again, do not touch the cache\n"
+		   "  -h, --help   this text\n\n"
+		   "See 'hwtune --help' for the commands.\n");
+}
+
+int cmd_main(int argc, char **argv)
+{
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_misaligned_report r;
+	const char *bad = NULL;
+	int s;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--no-cache")) {
+			o.flags |= HWT_MISALIGNED_NO_CACHE;
+			continue;
+		}
+		cli_error("unknown argument '%s' (try 'hwtune --help')", argv[i]);
+		return CLI_EXIT_USAGE;
+	}
+	s = hwt_misaligned_env_override(&bad);
+	if (s < 0) {
+		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
+			  "(expected slow, fast or unsupported)", bad);
+		return CLI_EXIT_USAGE;
+	}
+	o.override_speed = s;
+
+	printf("== misaligned accesses\n");
+	s = hwt_misaligned_probe(NULL, &o, &r);
+	if (s < 0) {
+		cli_error("probe: %s", strerror(-s));
+		return 1;
+	}
+	probe_print_human(stdout, &r);
+	printf("recommendation: %s\n", probe_recommendation(r.summary));
+	hwt_misaligned_report_free(&r);
+	return fflush(stdout) ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe output shared by `hwtune probe` and the main job. */
+#ifndef HWT_CMD_PROBE_H
+#define HWT_CMD_PROBE_H
+
+#include <stdio.h>
+
+#include <hwtune/hwtune.h>
+
+/* One line per CPU (kernel-log style), notes, the summary and the wall time. */
+void probe_print_human(FILE *f, const struct hwt_misaligned_report *r);
+/* What a program should do about misaligned accesses, given a set summary. */
+const char *probe_recommendation(int summary);
+
+#endif
