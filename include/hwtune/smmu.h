@@ -194,6 +194,77 @@ HWT_API const char *hwt_smmu_field_name(enum hwt_smmu_field f);
 HWT_API int hwt_smmu_field_layout(unsigned op, enum hwt_smmu_field f, unsigned *dword,
 				  unsigned *hi, unsigned *lo);
 
+/*
+ * Notes on the functions above.
+ * - Byte order: dw[] is host order.  Queue memory holds little-endian
+ *   dwords: store htole64(dw[i]), load le64toh(slot[i]).
+ * - decode writes c->op (also on error), c->has (0 on error) and f[] of the
+ *   opcode's own fields; the other f[] entries are left as they were.
+ *   Reserved bits are every bit outside [7:0] and the opcode's fields (so
+ *   SSec, dw0 bit 10, is rejected: the device reports CERROR_ILL for it).
+ * - encode writes dw[] only on success; fields the opcode has but c->has
+ *   lacks encode as 0.
+ * - field_layout returns 1 (has it, outputs set; any may be NULL), 0 (not
+ *   a field of op), -ENOENT (unknown op), -EINVAL (f out of range).
+ */
+
+/*
+ * Header-only fast paths: no checks, and when op and f are constants the
+ * compiler folds the table lookup away (at -O1 and above).  Use them where
+ * a command is built or read per operation; use encode/decode elsewhere.
+ */
+static inline unsigned hwt__smmu_dw(unsigned op, unsigned f)
+{
+#define HWT__SEL(o, fl, d, h, l) (op == HWT_SMMU_OP_##o && f == HWT_SMMU_F_##fl) ? (d) :
+	return HWT_SMMU_CMD_FIELDS(HWT__SEL) 0;
+#undef HWT__SEL
+}
+
+static inline uint64_t hwt__smmu_mask(unsigned op, unsigned f)
+{
+#define HWT__SEL(o, fl, d, h, l) \
+	(op == HWT_SMMU_OP_##o && f == HWT_SMMU_F_##fl) ? (~0ull >> (63 - (h))) & (~0ull << (l)) :
+	return HWT_SMMU_CMD_FIELDS(HWT__SEL) 0;
+#undef HWT__SEL
+}
+
+/* How far a value is shifted into place: lo, 0 for an in-place address. */
+static inline unsigned hwt__smmu_shift(unsigned op, unsigned f)
+{
+#define HWT__INPL(x) f == HWT_SMMU_F_##x ||
+#define HWT__SEL(o, fl, d, h, l) (op == HWT_SMMU_OP_##o && f == HWT_SMMU_F_##fl) ? (l) :
+	return (HWT_SMMU_INPLACE_FIELDS(HWT__INPL) 0) ? 0 : HWT_SMMU_CMD_FIELDS(HWT__SEL) 0;
+#undef HWT__SEL
+#undef HWT__INPL
+}
+
+/* Field f of opcode op from host-order dwords. */
+static inline uint64_t hwt_smmu_get(const uint64_t dw[2], unsigned op, enum hwt_smmu_field f)
+{
+	return (dw[hwt__smmu_dw(op, f)] & hwt__smmu_mask(op, f)) >> hwt__smmu_shift(op, f);
+}
+
+/* OR value v of field f into dw[] (v must fit; excess bits are dropped). */
+static inline void hwt_smmu_put(uint64_t dw[2], unsigned op, enum hwt_smmu_field f, uint64_t v)
+{
+	dw[hwt__smmu_dw(op, f)] |= (v << hwt__smmu_shift(op, f)) & hwt__smmu_mask(op, f);
+}
+
+/*
+ * CMD_SYNC as the kernel builds it: CS (HWT_SMMU_CS_*), MSH Inner
+ * Shareable, MSIATTR write-back, MSIDATA 0, MSIADDR = msiaddr (bits
+ * [51:2]; 0 when not polling an MSI).
+ */
+static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msiaddr)
+{
+	dw[0] = HWT_SMMU_OP_CMD_SYNC;
+	dw[1] = 0;
+	hwt_smmu_put(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_CS, cs);
+	hwt_smmu_put(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_MSH, HWT_SMMU_SYNC_MSH_IS);
+	hwt_smmu_put(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_MSIATTR, HWT_SMMU_SYNC_MSIATTR_WB);
+	hwt_smmu_put(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_MSIADDR, msiaddr);
+}
+
 /* ---- Registers (offsets and bits as in the SMMUv3 architecture) ---------- */
 #define HWT_SMMU_IDR0_COHACC (1u << 4)
 #define HWT_SMMU_IDR0_MSI (1u << 13)
