@@ -265,6 +265,37 @@ static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msi
 	hwt_smmu_put(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_MSIADDR, msiaddr);
 }
 
+/* ---- Range helpers (notes §1.11) ---------------------------------------- */
+
+/*
+ * ATC_INV covering [addr, addr + size): the smallest naturally aligned span
+ * of 4 KiB pages that holds it, as ADDR (aligned down) and SIZE (log2 of
+ * the span in pages).  size 0, or a span of 2^52 pages or more: the whole
+ * ATC (SIZE 52, ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.
+ */
+HWT_API void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
+
+/*
+ * TLBI by address over [iova, iova + size), one command per call of _next.
+ * tg_log2: translation granule (12, 14, 16); granule_log2: size of the leaf
+ * entries being invalidated (a page or a block of that table: tg_log2 +
+ * k * (tg_log2 - 3), k = 0..2); leaf: last level only; range: the SMMU has
+ * range invalidation (IDR3.RIL), so each command covers (NUM + 1) << SCALE
+ * pages and carries TG and (if leaf) TTL; otherwise one command per entry.
+ */
+struct hwt_smmu_tlbi_range {
+	uint64_t iova, end, pages, step;
+	uint8_t tg, ttl, leaf, range, done;
+};
+/* 0, or -EINVAL (granules, alignment to the page, size 0 or overflow). */
+HWT_API int hwt_smmu_tlbi_range_init(struct hwt_smmu_tlbi_range *r, uint64_t iova,
+				     uint64_t size, unsigned tg_log2, unsigned granule_log2,
+				     int leaf, int range);
+/* Set ADDR, LEAF, NUM, SCALE, TG, TTL of c for the next command; 1 if one
+ * was produced, 0 when the range is covered.  c->op (TLBI_NH_VA, _NH_VAA,
+ * _EL2_VA or _S2_IPA) and the ASID/VMID fields are the caller's. */
+HWT_API int hwt_smmu_tlbi_range_next(struct hwt_smmu_tlbi_range *r, struct hwt_smmu_cmd *c);
+
 /* ---- Registers (offsets and bits as in the SMMUv3 architecture) ---------- */
 #define HWT_SMMU_IDR0_COHACC (1u << 4)
 #define HWT_SMMU_IDR0_MSI (1u << 13)
