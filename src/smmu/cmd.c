@@ -3,14 +3,16 @@
  * SMMUv3 command codec.  Every layout below is generated at compile time
  * from HWT_SMMU_CMD_FIELDS; nothing is built at run time.
  *
- * - lay[op][field]: where a field lives (dword, mask, shift), one
+ * - op_slot[byte]: opcode byte -> dense index + 1 (0: unknown).
+ * - lay[index][field]: where a field lives (dword, mask, shift), one
  *   designated initializer per table row.
- * - op_info(op): per opcode, the bits it owns in each dword (opcode byte +
- *   its fields) and its field set.  These are ORs over the rows of one
- *   opcode; each switch case binds the opcode as the block-scope constant
- *   hwt__k, so the rows can select themselves inside a constant initializer.
+ * - op_own0/op_own1/op_has(op): per opcode, the bits it owns in each dword
+ *   (opcode byte + fields) and its field set: ORs over the rows of that
+ *   opcode, written as switches whose cases bind the opcode as a
+ *   block-scope constant (hwt__k) that the rows compare against.  The
+ *   results are constants; gcc emits lookup tables, clang a jump table.
  *
- * Decode is then: one switch, two mask tests, one step per field of the
+ * Decode: one byte lookup, two mask tests, one step per field of the
  * opcode.  The codec works on host-order dwords; queue memory is
  * little-endian (callers convert with htole64/le64toh).
  */
@@ -70,7 +72,7 @@ static const uint8_t op_slot[256] = {
  * Per opcode: the bits it owns in each dword (opcode byte + fields; every
  * other bit is reserved) and its field set.  Each case binds the opcode as
  * the block-scope constant hwt__k so that the table rows (HWT__EXPR) can
- * select themselves; a switch of constants compiles to a lookup table.
+ * select themselves.
  */
 #define HWT__ROW_OWN(o, d, h, l, dw) | ((int)hwt__idx_##o == (int)hwt__k && (d) == (dw) ? GENMASK64(h, l) : 0)
 #define HWT__OWN0(o, f, d, h, l) HWT__ROW_OWN(o, d, h, l, 0)
