@@ -12,6 +12,7 @@
 
 /* Subcommands: argv[0] is the subcommand name; return the exit status. */
 int cmd_probe(int argc, char **argv);
+int cmd_cmdq(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_main(int argc, char **argv);
 

@@ -11,6 +11,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "probe", cmd_probe, "misaligned-access speed of each allowed CPU" },
+	{ "cmdq", cmd_cmdq, "CMD_SYNC latency: MSI vs CONS polling, floor, throughput" },
 	{ "decode", cmd_decode, "decode one SMMUv3 command (DW0 DW1, hex) into its fields" },
 };
 
