@@ -284,16 +284,13 @@ bool hwt_smmu_dev_cfg_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_cfg_kind ki
 	return hit;
 }
 
-int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
+/* The stored form of an entry: tags that do not apply are zero. */
+static int tlb_key(const struct hwt_smmu_tlb_entry *in, struct hwt__tlb_ent *out)
 {
-	struct hwt__cache *c = &dev->cache;
-	struct hwt__tlb_ent e, *slot = NULL;
-	int ret = 0;
-
 	if (!in || (unsigned)in->kind > HWT_SMMU_TLB_S2 || in->size_log2 < 12 || in->size_log2 > 48 ||
 	    (in->addr & ((1ull << in->size_log2) - 1)))
 		return -EINVAL;
-	e = (struct hwt__tlb_ent){
+	*out = (struct hwt__tlb_ent){
 		.valid = true,
 		.global = in->kind != HWT_SMMU_TLB_S2 && in->global,
 		.kind = (uint8_t)in->kind,
@@ -302,12 +299,29 @@ int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_
 		.asid = in->kind == HWT_SMMU_TLB_S2 || in->global ? 0 : in->asid,
 		.addr = in->addr,
 	};
+	return 0;
+}
+
+static bool tlb_same(const struct hwt__tlb_ent *a, const struct hwt__tlb_ent *b)
+{
+	return a->valid && b->valid && a->kind == b->kind && a->global == b->global &&
+	       a->vmid == b->vmid && a->asid == b->asid && a->addr == b->addr &&
+	       a->size_log2 == b->size_log2;
+}
+
+int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
+{
+	struct hwt__cache *c = &dev->cache;
+	struct hwt__tlb_ent e, *slot = NULL;
+	int ret = tlb_key(in, &e);
+
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&c->lock);
 	for (unsigned i = 0; i < HWT__TLB_ENTRIES; i++) {
 		struct hwt__tlb_ent *t = &c->tlb[i];
 
-		if (t->valid && t->kind == e.kind && t->global == e.global && t->vmid == e.vmid &&
-		    t->asid == e.asid && t->addr == e.addr && t->size_log2 == e.size_log2)
+		if (tlb_same(t, &e))
 			goto out;
 		if (!t->valid && !slot)
 			slot = t;
@@ -342,6 +356,21 @@ bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind ki
 			continue;
 		hit = overlaps(e->addr, e->size_log2, r);
 	}
+	pthread_mutex_unlock(&c->lock);
+	return hit;
+}
+
+bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
+{
+	struct hwt__cache *c = &dev->cache;
+	struct hwt__tlb_ent e;
+	bool hit = false;
+
+	if (tlb_key(in, &e))
+		return false;
+	pthread_mutex_lock(&c->lock);
+	for (unsigned i = 0; i < HWT__TLB_ENTRIES && !hit; i++)
+		hit = tlb_same(&c->tlb[i], &e);
 	pthread_mutex_unlock(&c->lock);
 	return hit;
 }
