@@ -77,7 +77,11 @@ void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verd
 	uint64_t r;
 
 	*v = (struct hwt__verdict){ HWT_MISALIGNED_UNKNOWN, 0, 0 };
-	if (obs->align_faults < 0)
+	/* Not FAST and not counted: emulation by the kernel cannot be ruled
+	 * out.  (A FAST CPU needs no count: a trapped access is never faster
+	 * than a byte load.) */
+	if (obs->align_faults < 0 && !obs->fault_signal &&
+	    !(obs->copy_ok && obs->word_ticks && obs->word_ticks < obs->byte_ticks))
 		v->notes |= HWT_MISALIGNED_NOTE_NO_PERF;
 	/* A signal or a kernel trap decides before any timing. */
 	if (obs->fault_signal) {

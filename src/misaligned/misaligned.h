@@ -77,10 +77,15 @@ uint32_t hwt__median_u32(uint32_t *v, size_t n);
  * let hwt__fault_check survive a fault; leave restores the previous ones. */
 int hwt__fault_guard_enter(void);
 void hwt__fault_guard_leave(void);
-/* Run one misaligned word-loop iteration in the calling thread: *sig = the
- * signal it raised (0: none), *faults = kernel alignment faults counted (-1:
- * perf unavailable).  -EAGAIN outside a guard. */
-int hwt__fault_check(bool force_sigbus, int *sig, int64_t *faults);
+struct hwt__fault_result {
+	int sig;         /* signal the access raised, 0 none */
+	int64_t faults;  /* kernel alignment faults counted; -1 not counted */
+	uint64_t iter_ns; /* one warm iteration (16 accesses): >> 1 us means traps */
+};
+/* Run misaligned word-loop iterations in the calling thread under the
+ * guard, counting kernel alignment faults if count_faults.  -EAGAIN outside
+ * a guard. */
+int hwt__fault_check(bool force_sigbus, bool count_faults, struct hwt__fault_result *res);
 
 /* --- measure.c ------------------------------------------------------------ */
 

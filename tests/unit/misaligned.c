@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/* The probe's pure parts: verdicts, the set rule, statistics, overrides, cache. */
+#include "harness/harness.h"
+
+#include "arch/arch.h"
+#include "arch/hwprobe.h"
+#include "misaligned/misaligned.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct hwt__verdict classify(uint64_t word, uint64_t byte, int sig, int64_t faults)
+{
+	struct hwt__probe_obs o = { word, byte, sig, faults, true };
+	struct hwt__verdict v;
+
+	hwt__misaligned_classify(&o, &v);
+	return v;
+}
+
+TEST(values_match_riscv_hwprobe)
+{
+	ASSERT_EQ(HWT_MISALIGNED_UNKNOWN, 0);
+	ASSERT_EQ(HWT_MISALIGNED_EMULATED, 1);
+	ASSERT_EQ(HWT_MISALIGNED_SLOW, 2);
+	ASSERT_EQ(HWT_MISALIGNED_FAST, 3);
+	ASSERT_EQ(HWT_MISALIGNED_UNSUPPORTED, 4);
+	ASSERT_EQ(HWT_MISALIGNED_COPY_SIZE, 8064);
+	ASSERT_STR_EQ(hwt_misaligned_speed_name(0), "unknown");
+	ASSERT_STR_EQ(hwt_misaligned_speed_name(1), "emulated");
+	ASSERT_STR_EQ(hwt_misaligned_speed_name(2), "slow");
+	ASSERT_STR_EQ(hwt_misaligned_speed_name(3), "fast");
+	ASSERT_STR_EQ(hwt_misaligned_speed_name(4), "unsupported");
+	ASSERT_TRUE(hwt_misaligned_speed_name(5) == NULL);
+	ASSERT_TRUE(hwt_misaligned_speed_name(-1) == NULL);
+}
+
+TEST(classify_fast_when_words_beat_bytes)
+{
+	struct hwt__verdict v = classify(142, 975, 0, 0);
+
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(v.ratio_x100, 686); /* integer division, as the kernel prints it */
+	ASSERT_EQ(v.notes, 0);
+}
+
+TEST(classify_slow_when_words_do_not_beat_bytes)
+{
+	struct hwt__verdict v = classify(500, 400, 0, 0);
+
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(v.ratio_x100, 80);
+	/* a tie is SLOW (word < byte is required) and flagged as marginal */
+	v = classify(300, 300, 0, 0);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(v.ratio_x100, 100);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_MARGINAL);
+	v = classify(300, 301, 0, 0);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_FAST);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_MARGINAL);
+	v = classify(300, 340, 0, 0); /* 1.13: outside the band */
+	ASSERT_FALSE(v.notes & HWT_MISALIGNED_NOTE_MARGINAL);
+}
+
+TEST(classify_zero_minimum_is_unknown)
+{
+	struct hwt__verdict v = classify(0, 975, 0, 0);
+
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_UNKNOWN);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_COARSE);
+	ASSERT_EQ(v.ratio_x100, 0);
+	v = classify(3, 0, 0, 0);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_UNKNOWN);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_COARSE);
+}
+
+TEST(classify_signal_and_emulation_win_over_timing)
+{
+	struct hwt__verdict v = classify(100, 900, SIGBUS, 0);
+
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_UNSUPPORTED);
+	v = classify(0, 0, SIGILL, -1);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_UNSUPPORTED);
+	v = classify(100, 900, 0, 16);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_EMULATED);
+}
+
+TEST(classify_firmware_emulation_is_slow_with_a_note)
+{
+	/* icicle-like: word copy ~300x slower than bytes, kernel saw nothing */
+	struct hwt__verdict v = classify(300000, 1000, 0, 0);
+
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(v.ratio_x100, 0);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_FIRMWARE);
+	ASSERT_FALSE(v.notes & HWT_MISALIGNED_NOTE_NO_PERF);
+	/* perf unavailable: still SLOW, and both notes */
+	v = classify(20000, 1000, 0, -1);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_SLOW);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_FIRMWARE);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_NO_PERF);
+	/* 0.5 is slow hardware, not emulation */
+	v = classify(2000, 1000, 0, 0);
+	ASSERT_FALSE(v.notes & HWT_MISALIGNED_NOTE_FIRMWARE);
+}
+
+TEST(classify_bad_copy_and_huge_values)
+{
+	struct hwt__probe_obs o = { 100, 900, 0, 0, false };
+	struct hwt__verdict v;
+
+	hwt__misaligned_classify(&o, &v);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_UNKNOWN);
+	ASSERT_TRUE(v.notes & HWT_MISALIGNED_NOTE_BAD_COPY);
+	v = classify(1, UINT64_MAX, 0, 0);
+	ASSERT_EQ(v.speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(v.ratio_x100, UINT32_MAX);
+}
+
+TEST(set_rule_all_equal_or_unknown)
+{
+	int fast3[] = { 3, 3, 3 }, mixed[] = { 3, 3, 2 }, emu[] = { 1, 1 }, uns[] = { 4 };
+
+	ASSERT_EQ(hwt__misaligned_set_rule(fast3, 3), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt__misaligned_set_rule(mixed, 3), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(hwt__misaligned_set_rule(mixed, 2), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt__misaligned_set_rule(emu, 2), HWT_MISALIGNED_EMULATED);
+	ASSERT_EQ(hwt__misaligned_set_rule(uns, 1), HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(hwt__misaligned_set_rule(NULL, 0), HWT_MISALIGNED_UNKNOWN);
+}
+
+TEST(summary_skips_cpus_not_probed)
+{
+	struct hwt_misaligned_cpu c[3] = {
+		{ .cpu = 0, .speed = HWT_MISALIGNED_FAST },
+		{ .cpu = 1, .speed = HWT_MISALIGNED_UNKNOWN, .status = -EINVAL },
+		{ .cpu = 2, .speed = HWT_MISALIGNED_FAST },
+	};
+
+	ASSERT_EQ(hwt_misaligned_summary(c, 3), HWT_MISALIGNED_FAST);
+	c[2].speed = HWT_MISALIGNED_SLOW;
+	ASSERT_EQ(hwt_misaligned_summary(c, 3), HWT_MISALIGNED_UNKNOWN);
+	c[0].status = c[2].status = -EINVAL;
+	ASSERT_EQ(hwt_misaligned_summary(c, 3), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(hwt_misaligned_summary(c, 0), HWT_MISALIGNED_UNKNOWN);
+}
+
+/* Synthetic sample streams through the same min tracker and classifier the
+ * probe uses: noise spikes and a late true minimum. */
+static int verdict_of_stream(const uint64_t *w, const uint64_t *b, unsigned n, unsigned *x100)
+{
+	struct hwt__mintrack tw, tb;
+	struct hwt__probe_obs o = { 0, 0, 0, 0, true };
+	struct hwt__verdict v;
+
+	hwt__mintrack_init(&tw);
+	hwt__mintrack_init(&tb);
+	for (unsigned i = 0; i < n; i++) {
+		hwt__mintrack_add(&tw, w[i]);
+		hwt__mintrack_add(&tb, b[i]);
+	}
+	o.word_ticks = tw.min;
+	o.byte_ticks = tb.min;
+	hwt__misaligned_classify(&o, &v);
+	*x100 = v.ratio_x100;
+	return v.speed;
+}
+
+TEST(classify_synthetic_sample_streams)
+{
+	uint64_t w[] = { 190, 5000, 150, 142, 160, 9000, 143, 142 };
+	uint64_t b[] = { 1200, 980, 20000, 975, 990, 976, 1100, 975 };
+	uint64_t ws[] = { 900, 880, 50000, 870, 875 };
+	uint64_t bs[] = { 700, 690, 695, 40000, 689 };
+	int set[2];
+	unsigned x;
+
+	set[0] = verdict_of_stream(w, b, 8, &x);
+	ASSERT_EQ(set[0], HWT_MISALIGNED_FAST);
+	ASSERT_EQ(x, 686);
+	set[1] = verdict_of_stream(ws, bs, 5, &x);
+	ASSERT_EQ(set[1], HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(x, 79);
+	/* a heterogeneous pair of CPUs: the set is UNKNOWN, each keeps its own */
+	ASSERT_EQ(hwt__misaligned_set_rule(set, 2), HWT_MISALIGNED_UNKNOWN);
+}
+
+TEST(stats_min_tracker)
+{
+	struct hwt__mintrack t;
+
+	hwt__mintrack_init(&t);
+	ASSERT_TRUE(hwt__mintrack_add(&t, 1000)); /* the first sample always counts */
+	ASSERT_EQ(t.min, 1000);
+	ASSERT_FALSE(hwt__mintrack_add(&t, 1200));
+	ASSERT_EQ(t.since, 1);
+	/* 1% better: the minimum moves, but that is noise, not progress */
+	ASSERT_FALSE(hwt__mintrack_add(&t, 990));
+	ASSERT_EQ(t.min, 990);
+	ASSERT_EQ(t.since, 2);
+	ASSERT_TRUE(hwt__mintrack_add(&t, 900));
+	ASSERT_EQ(t.min, 900);
+	ASSERT_EQ(t.since, 0);
+	ASSERT_EQ(t.n, 4);
+}
+
+TEST(stats_stability_needs_both_loops)
+{
+	struct hwt__mintrack a, b;
+	unsigned i;
+
+	hwt__mintrack_init(&a);
+	hwt__mintrack_init(&b);
+	for (i = 0; i < HWT__STABLE_RUN; i++) {
+		hwt__mintrack_add(&a, 100);
+		hwt__mintrack_add(&b, 500);
+		ASSERT_FALSE(hwt__mintrack_stable(&a, &b));
+	}
+	hwt__mintrack_add(&a, 100);
+	hwt__mintrack_add(&b, 500);
+	ASSERT_TRUE(hwt__mintrack_stable(&a, &b)); /* 24 samples since the first */
+	hwt__mintrack_add(&b, 400);                 /* bytes improve: not stable again */
+	ASSERT_FALSE(hwt__mintrack_stable(&a, &b));
+	/* too few samples is never stable */
+	hwt__mintrack_init(&a);
+	a.n = HWT__STABLE_MIN_SAMPLES - 1;
+	a.since = 1000;
+	ASSERT_FALSE(hwt__mintrack_stable(&a, &a));
+}
+
+TEST(stats_median)
+{
+	uint32_t odd[] = { 9, 1, 5, 7, 3 }, even[] = { 4, 1, 3, 2 }, one[] = { 42 };
+
+	ASSERT_EQ(hwt__median_u32(odd, 5), 5);
+	ASSERT_EQ(hwt__median_u32(even, 4), 2); /* lower middle */
+	ASSERT_EQ(hwt__median_u32(one, 1), 42);
+	ASSERT_EQ(hwt__median_u32(NULL, 0), 0);
+}
+
+TEST(override_words_are_the_kernels)
+{
+	ASSERT_EQ(hwt_misaligned_parse_speed("slow"), HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(hwt_misaligned_parse_speed("fast"), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt_misaligned_parse_speed("unsupported"), HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(hwt_misaligned_parse_speed("emulated"), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed("unknown"), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed("FAST"), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed("fast "), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed("3"), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed(""), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_parse_speed(NULL), -EINVAL);
+}
+
+TEST(override_from_environment)
+{
+	const char *bad = NULL;
+
+	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0);
+	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "", 1);
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0); /* empty = unset */
+	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "unsupported", 1);
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_TRUE(bad == NULL);
+	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "speedy", 1);
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "speedy");
+	ASSERT_EQ(hwt_misaligned_env_override(NULL), -EINVAL);
+}
+
+TEST(hwprobe_only_on_riscv)
+{
+	int r = hwt__hwprobe_scalar(0);
+
+	TLOG("%s: riscv_hwprobe(cpu 0) = %d", HWT_ARCH_NAME, r);
+	if (strcmp(HWT_ARCH_NAME, "riscv64") != 0)
+		ASSERT_EQ(r, -ENOSYS); /* 258 is mkdirat on x86_64: never issued */
+	else
+		ASSERT_TRUE(r == -ENOSYS || (r >= 0 && r <= 4));
+	ASSERT_TRUE(hwt__hwprobe_scalar(-1) < 0);
+}
+
+/* --- cache ---------------------------------------------------------------- */
+
+static char *tmpdir(void)
+{
+	static char d[64];
+
+	snprintf(d, sizeof(d), "/tmp/hwt-cache-test.XXXXXX");
+	ASSERT_TRUE(mkdtemp(d) != NULL);
+	return d;
+}
+
+static const struct hwt__cache_key key1 = { "boot-1", "6.1.0-test", "00112233aabbccdd", "0.1.0" };
+
+static void sample_entries(struct hwt_misaligned_cpu *e)
+{
+	memset(e, 0, 3 * sizeof(*e));
+	e[0] = (struct hwt_misaligned_cpu){ .cpu = 0, .speed = HWT_MISALIGNED_FAST, .ratio_x100 = 686,
+					    .word_ns = 142, .byte_ns = 975, .word_median_ns = 150,
+					    .byte_median_ns = 990, .samples = 77, .reps = 4 };
+	e[1] = (struct hwt_misaligned_cpu){ .cpu = 5, .speed = HWT_MISALIGNED_UNKNOWN };
+	e[2] = (struct hwt_misaligned_cpu){ .cpu = 7, .speed = HWT_MISALIGNED_UNSUPPORTED };
+}
+
+static void path_in(char *buf, size_t len, const char *dir)
+{
+	ASSERT_OK(hwt__cache_path(dir, buf, len));
+}
+
+/* Remove the cache file and its directory (a passing test leaves nothing). */
+static void cleanup(const char *path)
+{
+	char dir[512];
+	char *slash;
+
+	unlink(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(dir);
+	}
+}
+
+TEST(cache_round_trip)
+{
+	struct hwt_misaligned_cpu e[3], *got = NULL;
+	char path[512];
+	unsigned n = 0;
+	struct stat st;
+
+	path_in(path, sizeof(path), tmpdir());
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -ENOENT);
+	sample_entries(e);
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	ASSERT_OK(stat(path, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 2); /* UNKNOWN is not cached: it deserves another try */
+	ASSERT_EQ(got[0].cpu, 0);
+	ASSERT_EQ(got[0].speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(got[0].ratio_x100, 686);
+	ASSERT_EQ(got[0].word_ns, 142);
+	ASSERT_EQ(got[0].byte_ns, 975);
+	ASSERT_EQ(got[0].word_median_ns, 150);
+	ASSERT_EQ(got[0].byte_median_ns, 990);
+	ASSERT_EQ(got[0].samples, 77);
+	ASSERT_EQ(got[0].reps, 4);
+	ASSERT_EQ(got[0].source, HWT_MISALIGNED_FROM_CACHE);
+	ASSERT_EQ(got[1].cpu, 7);
+	ASSERT_EQ(got[1].speed, HWT_MISALIGNED_UNSUPPORTED);
+	free(got);
+	/* nothing left behind but the file itself */
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 1));
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 1);
+	free(got);
+	cleanup(path);
+}
+
+TEST(cache_foreign_key_is_stale)
+{
+	struct hwt_misaligned_cpu e[3], *got = NULL;
+	struct hwt__cache_key k = key1;
+	char path[512];
+	unsigned n = 0;
+
+	path_in(path, sizeof(path), tmpdir());
+	sample_entries(e);
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	snprintf(k.boot_id, sizeof(k.boot_id), "boot-2");
+	ASSERT_EQ(hwt__cache_load(path, &k, &got, &n), -ESTALE);
+	ASSERT_TRUE(got == NULL);
+	k = key1;
+	snprintf(k.kernel, sizeof(k.kernel), "6.2.0");
+	ASSERT_EQ(hwt__cache_load(path, &k, &got, &n), -ESTALE);
+	k = key1;
+	snprintf(k.model, sizeof(k.model), "ffff");
+	ASSERT_EQ(hwt__cache_load(path, &k, &got, &n), -ESTALE);
+	k = key1;
+	snprintf(k.version, sizeof(k.version), "0.1.1");
+	ASSERT_EQ(hwt__cache_load(path, &k, &got, &n), -ESTALE);
+	/* a prefix of the stored boot id is not the boot id */
+	k = key1;
+	snprintf(k.boot_id, sizeof(k.boot_id), "boot-");
+	ASSERT_EQ(hwt__cache_load(path, &k, &got, &n), -ESTALE);
+	cleanup(path);
+}
+
+static void rewrite(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, text, len), (long long)len);
+	close(fd);
+}
+
+static size_t slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ASSERT_TRUE(fd >= 0);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	ASSERT_GT(n, 0);
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+TEST(cache_corrupt_files_are_rejected)
+{
+	struct hwt_misaligned_cpu e[3], *got = NULL;
+	char path[512], good[4096], bad[4096];
+	unsigned n = 0;
+	size_t len;
+	char *p;
+
+	path_in(path, sizeof(path), tmpdir());
+	sample_entries(e);
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	len = slurp(path, good, sizeof(good));
+
+	/* one changed digit in an entry */
+	memcpy(bad, good, len + 1);
+	p = strstr(bad, "cpu 0 3 686");
+	ASSERT_TRUE(p != NULL);
+	p[6] = '2';
+	rewrite(path, bad, len);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* truncated (a torn write) */
+	rewrite(path, good, len / 2);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* without the trailer's newline */
+	rewrite(path, good, len - 1);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* junk appended after a valid file */
+	memcpy(bad, good, len);
+	memcpy(bad + len, "cpu 9 3 1 1 1 1 1 1 1\n", 22);
+	rewrite(path, bad, len + 22);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* an embedded NUL */
+	memcpy(bad, good, len + 1);
+	bad[10] = '\0';
+	rewrite(path, bad, len);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* empty, and a directory in its place */
+	rewrite(path, "", 0);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	unlink(path);
+	ASSERT_OK(mkdir(path, 0700));
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	rmdir(path);
+	/* and the original is still good */
+	rewrite(path, good, len);
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 2);
+	free(got);
+	cleanup(path);
+}
+
+TEST(cache_location_follows_xdg)
+{
+	char path[512], want[512], *d = tmpdir();
+
+	setenv("XDG_CACHE_HOME", d, 1);
+	ASSERT_OK(hwt__cache_path(NULL, path, sizeof(path)));
+	snprintf(want, sizeof(want), "%s/hwtune/misaligned-%s.cache", d, HWT_ARCH_NAME);
+	ASSERT_STR_EQ(path, want);
+	/* a relative XDG_CACHE_HOME is invalid: fall back to ~/.cache */
+	setenv("XDG_CACHE_HOME", "relative/dir", 1);
+	setenv("HOME", d, 1);
+	ASSERT_OK(hwt__cache_path(NULL, path, sizeof(path)));
+	snprintf(want, sizeof(want), "%s/.cache/hwtune/misaligned-%s.cache", d, HWT_ARCH_NAME);
+	ASSERT_STR_EQ(path, want);
+	unsetenv("XDG_CACHE_HOME");
+	unsetenv("HOME");
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/hwtune", d);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/.cache/hwtune", d);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/.cache", d);
+	rmdir(path);
+	rmdir(d);
+}
+
+TEST(cache_key_of_this_machine)
+{
+	struct hwt__cache_key a, b;
+	int r = hwt__cache_key_current(&a);
+
+	if (r == -ENOENT)
+		SKIP("no /proc/sys/kernel/random/boot_id");
+	ASSERT_OK(r);
+	ASSERT_OK(hwt__cache_key_current(&b));
+	ASSERT_TRUE(a.boot_id[0] && a.kernel[0] && a.model[0]);
+	ASSERT_STR_EQ(a.version, hwt_version());
+	ASSERT_TRUE(!memcmp(&a, &b, sizeof(a))); /* stable within a boot */
+	for (const char *p = a.kernel; *p; p++)
+		ASSERT_TRUE(*p != ' ' && *p != '\n');
+	TLOG("boot %s kernel %s model %s", a.boot_id, a.kernel, a.model);
+}
