@@ -245,8 +245,9 @@ int hwt__smmu_dev_dma_unmap(struct hwt_smmu_dev *dev, uint64_t iova)
 
 static void sev(struct hwt_smmu_dev *dev)
 {
-	hwt__reg_sev(&dev->regs); /* V1, V2 */
+	/* Counted before the signal: whoever sees the signal sees the count. */
 	st_add(&dev->st.sevs, 1);
+	hwt__reg_sev(&dev->regs); /* V1, V2 */
 }
 
 static void raise_gerror_irq(struct hwt_smmu_dev *dev)
@@ -356,13 +357,13 @@ static bool cmdq_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
 {
 	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 
+	st_add(&dev->st.errors, 1);
 	publish_cons(dev, cons, code);                                       /* R_CONS */
 	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
 	      HWT_SMMU_GERROR_CMDQ_ERR))
 		/* R_GERR: pairs with A_GERR, CONS.ERR is visible with GERROR. */
 		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_CMDQ_ERR,
 				      memory_order_release);
-	st_add(&dev->st.errors, 1);
 	raise_gerror_irq(dev);
 
 	for (;;) {
@@ -389,11 +390,11 @@ static void msi_abort(struct hwt_smmu_dev *dev)
 {
 	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 
+	st_add(&dev->st.errors, 1);
 	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
 	      HWT__GERROR_MSI_CMDQ_ABT))
 		atomic_store_explicit(&dev->regs.gerror, g ^ HWT__GERROR_MSI_CMDQ_ABT,
 				      memory_order_release); /* R_GERR */
-	st_add(&dev->st.errors, 1);
 	raise_gerror_irq(dev);
 }
 
@@ -469,6 +470,7 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 			}
 			if (dev->cfg.msi_cost_ns)
 				busy_ns(dev->cfg.msi_cost_ns);
+			st_add(&dev->st.msi_writes, 1);
 			if (len == 8 && !((uintptr_t)p & 7)) {
 				/* Hi16xx: MSIDATA plus 32 zero bits in one store. */
 				atomic_store_explicit((_Atomic uint64_t *)p, htole64(msidata),
@@ -480,10 +482,9 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 				atomic_store_explicit((_Atomic uint32_t *)p, htole32(msidata),
 						      memory_order_release); /* R_MSI */
 			}
-			st_add(&dev->st.msi_writes, 1);
 		} else if (dev->cfg.sync_irq) {
-			dev->cfg.sync_irq(dev->cfg.sync_irq_ctx);
 			st_add(&dev->st.sync_irqs, 1);
+			dev->cfg.sync_irq(dev->cfg.sync_irq_ctx);
 		}
 	} else if (cs == HWT_SMMU_CS_SEV && (dev->cfg.idr0 & HWT_SMMU_IDR0_SEV)) {
 		sev(dev);

@@ -103,7 +103,7 @@ static uint32_t cons_err(const struct tq *t)
 /* Wait (bounded) until CONS == want, without ERR.  false on timeout. */
 static bool tq_wait_cons(struct tq *t, uint32_t want)
 {
-	uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+	uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 	while (cons_ptr(t) != want || cons_err(t)) {
 		if (hwt__now_ns() > deadline)
@@ -122,7 +122,7 @@ static void tq_drain(struct tq *t)
 /* Wait (bounded) until CONS.ERR is set; returns it. */
 static uint32_t tq_wait_err(struct tq *t)
 {
-	uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+	uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 	while (!cons_err(t)) {
 		if (hwt__now_ns() > deadline)
@@ -532,7 +532,7 @@ TEST(sync_msi_writes_own_slot_after_cons)
 									    HWT_SMMU_SYNC_MSH_IS << 22 |
 									    HWT_SMMU_SYNC_MSIATTR_WB << 24);
 	{
-		uint64_t deadline = hwt__now_ns() + (uint64_t)(3e9 * hwt_test_scale());
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 		while (atomic_load_explicit(word, memory_order_acquire) != 0) /* A_MSI-like */
 			ASSERT_LT(hwt__now_ns(), deadline);
@@ -562,7 +562,7 @@ static void msi_to_buffer(bool quirk, uint32_t data, uint64_t *out)
 	tq_drain(&t);
 	/* the MSI follows CONS: wait for it */
 	{
-		uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 		while (atomic_load_explicit((_Atomic uint32_t *)&buf[1], memory_order_acquire) ==
 		       0xffffffffu)
@@ -603,7 +603,7 @@ TEST(sync_msi_64bit_zeroes_whole_dword0)
 	p = tq_put(&t, dw);
 	tq_drain(&t);
 	{
-		uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 		while (atomic_load_explicit((_Atomic uint64_t *)&t.mem[2 * idx(&t, p)],
 					    memory_order_acquire) != 0)
@@ -625,6 +625,12 @@ TEST(sync_msi_unmapped_target_raises_gerror)
 	cmd_sync(dw, HWT_SMMU_CS_IRQ, 0x000f000000000000ull, 0);
 	tq_put(&t, dw);
 	tq_drain(&t); /* the sync still completes */
+	{
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+
+		while (!(hwt__reg_read_gerror(t.r) & HWT__GERROR_MSI_CMDQ_ABT))
+			ASSERT_LT(hwt__now_ns(), deadline);
+	}
 	ASSERT_EQ(hwt__reg_read_gerror(t.r) & HWT__GERROR_MSI_CMDQ_ABT, HWT__GERROR_MSI_CMDQ_ABT);
 	ASSERT_EQ(hwt__reg_read_gerror(t.r) & HWT_SMMU_GERROR_CMDQ_ERR, 0);
 	hwt_smmu_dev_get_stats(t.dev, &st);
@@ -647,7 +653,7 @@ TEST(sync_sev_bumps_event)
 	tq_put(&t, dw);
 	tq_drain(&t);
 	{
-		uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 		while (atomic_load_explicit(&t.r->evt, memory_order_seq_cst) == e0)
 			ASSERT_LT(hwt__now_ns(), deadline);
@@ -689,7 +695,7 @@ static bool sev_still_waiting(void *arg)
 static void *sev_waiter_fn(void *arg)
 {
 	struct sev_waiter *w = arg;
-	uint64_t deadline = hwt__now_ns() + (uint64_t)(3e9 * hwt_test_scale());
+	uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 	while (sev_still_waiting(w) && hwt__now_ns() < deadline)
 		hwt__reg_wait_event(w->t->r, 1000000000u, sev_still_waiting, w);
@@ -721,7 +727,16 @@ TEST(sync_sev_wakes_event_sleeper)
 
 static void count_irq(void *ctx)
 {
-	atomic_fetch_add_explicit((_Atomic unsigned *)ctx, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit((_Atomic unsigned *)ctx, 1, memory_order_release);
+}
+
+/* Signals follow CONS: wait (bounded) for *p to reach want. */
+static void wait_u32(_Atomic unsigned *p, unsigned want)
+{
+	uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+
+	while (atomic_load_explicit(p, memory_order_acquire) < want)
+		ASSERT_LT(hwt__now_ns(), deadline);
 }
 
 TEST(sync_irq_callback)
@@ -739,7 +754,7 @@ TEST(sync_irq_callback)
 	cmd_sync(dw, HWT_SMMU_CS_IRQ, 0, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
-	ASSERT_EQ(atomic_load_explicit(&irqs, memory_order_relaxed), 1);
+	wait_u32(&irqs, 1);
 	hwt_smmu_dev_get_stats(t.dev, &st);
 	ASSERT_EQ(st.sync_irqs, 1);
 	ASSERT_EQ(st.msi_writes, 0);
@@ -753,7 +768,7 @@ TEST(sync_irq_callback)
 	cmd_sync(dw, HWT_SMMU_CS_IRQ, iova, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
-	ASSERT_EQ(atomic_load_explicit(&irqs, memory_order_relaxed), 2);
+	wait_u32(&irqs, 2);
 	ASSERT_EQ_U64(buf[0], ~0ull);
 	tq_free(&t);
 	free(buf);
@@ -871,7 +886,7 @@ static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite, int 
 	ASSERT_EQ(cons_ptr(&t), bad_at);
 	/* GERROR follows CONS.ERR, then the interrupt */
 	{
-		uint64_t deadline = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 
 		while (!atomic_load_explicit(&gc.n, memory_order_acquire))
 			ASSERT_LT(hwt__now_ns(), deadline);
@@ -1461,9 +1476,16 @@ TEST(bounded_sleep_notices_prod)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.spin_ns = 1000;
 	tq_start(&t, &cfg, 4);
-	sleep_ms(50);
-	hwt_smmu_dev_get_stats(t.dev, &st);
-	ASSERT_GT(st.sleeps, 0);
+	{
+		uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+
+		do {
+			ASSERT_LT(hwt__now_ns(), deadline);
+			sleep_ms(10);
+			hwt_smmu_dev_get_stats(t.dev, &st);
+		} while (!st.sleeps);
+	}
+	sleep_ms(50); /* idle */
 	cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	atomic_store_explicit(&t.r->prod, t.prod, memory_order_seq_cst); /* no futex wake */
@@ -1523,13 +1545,13 @@ static void *churn_fn(void *arg)
 		hwt_smmu_dev_tlb_insert(c->dev, &e);
 		c->hits += hwt_smmu_dev_tlb_lookup(c->dev, HWT_SMMU_TLB_NH, 9, 3, 0x5000);
 		hwt_smmu_dev_cfg_insert(c->dev, HWT_SMMU_CFG_CD, i & 15, i & 3);
-		if (!(i & 255))
-			sched_yield();
+		if (!(i & 15)) /* leave the lock to the consumer now and then */
+			hwt__sleep_ns(20000);
 	}
 	return NULL;
 }
 
-TEST_TIMEOUT(invalidation_visible_after_sync_under_churn, 30)
+TEST_TIMEOUT(invalidation_visible_after_sync_under_churn, 60)
 {
 	struct hwt_smmu_dev_config cfg;
 	struct churn c = { 0 };
@@ -1541,7 +1563,7 @@ TEST_TIMEOUT(invalidation_visible_after_sync_under_churn, 30)
 	tq_start(&t, &cfg, 6);
 	c.dev = t.dev;
 	ASSERT_EQ(pthread_create(&th, NULL, churn_fn, &c), 0);
-	for (unsigned i = 0; i < 300; i++) {
+	for (unsigned i = 0; i < 200; i++) {
 		struct hwt_smmu_tlb_entry e = { .kind = HWT_SMMU_TLB_NH, .vmid = 4, .asid = 1,
 						.addr = (uint64_t)(i & 31) << 12, .size_log2 = 12 };
 
