@@ -1,0 +1,219 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# hwtune probe and the main job: JSON shape, every allowed CPU, affinity,
+# serial = parallel, forced SIGBUS, overrides, cache, bad input (TAP).
+# Verdicts are only asserted natively on x86_64 (FAST); under qemu-user they
+# are whatever TCG gives, so only the plumbing is checked there.
+. "$(dirname "$0")/../tap.sh"
+
+# A private cache, never the user's.
+XDG_CACHE_HOME=$tap_dir/cache
+export XDG_CACHE_HOME
+unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_TEST_FORCE_SIGBUS
+
+# --- helpers over our own JSON layout (one CPU object per line) -------------
+cpus_of() { grep -o '{"cpu": [0-9]*' "$1" | grep -o '[0-9]*$' | tr '\n' ' '; }
+speeds_of() { grep -o '"speed": "[a-z]*"' "$1" | sed 's/.*: "//; s/"//' | tr '\n' ' '; }
+field() { grep -o "\"$2\": \"[^\"]*\"" "$1" | head -n 1 | sed 's/.*: "//; s/"$//'; }
+number() { grep -o "\"$2\": [0-9.]*" "$1" | head -n 1 | sed 's/.*: //'; }
+expand_list() {
+	echo "$1" | tr ',' '\n' | awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) printf "%d ", i; next }
+					   NF == 1 { printf "%d ", $1 }'
+}
+all_are() { # FILE WORD: every CPU's speed is WORD (and there is one)
+	s=$(speeds_of "$1")
+	[ -n "$s" ] && [ -z "$(echo "$s" | tr ' ' '\n' | grep -v -x -e "$2" -e '')" ]
+}
+json_valid() {
+	if command -v jq >/dev/null 2>&1; then
+		jq -e .probe "$1" >/dev/null
+	elif command -v python3 >/dev/null 2>&1; then
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))["probe"]' "$1"
+	else
+		return 0
+	fi
+}
+has_keys() {
+	for k in '"mode": "parallel"' '"source": ' '"wall_ns": ' '"summary": ' '"cpus": [' \
+		'"cpu": ' '"speed": ' '"ratio": ' '"word_ns": ' '"byte_ns": ' '"probe_ns": ' \
+		'"smt": "together"'; do
+		grep -q -F -e "$k" "$out" || { echo "# missing $k"; return 1; }
+	done
+}
+status_is() { [ "$rc" -eq "$1" ]; }
+err_has() { grep -q -F -e "$1" "$err"; }
+out_has() { grep -q -F -e "$1" "$out"; }
+save() { cp "$out" "$tap_dir/$1"; }
+
+allowed=$(expand_list "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")
+first=${allowed%% *}
+native=yes
+case "$HWTUNE" in *qemu*) native=no ;; esac
+
+# --- help ---------------------------------------------------------------------
+tap_run probe --help
+tap_ok "probe --help exits 0" status_is 0
+for opt in --cpus --serial --budget-ms --kernel-window --smt= --no-cache --json \
+	--unaligned-scalar-speed HWTUNE_UNALIGNED_SCALAR_SPEED XDG_CACHE_HOME; do
+	tap_ok "probe --help documents $opt" out_has "$opt"
+done
+
+# --- every allowed CPU, JSON shape ----------------------------------------------
+tap_run probe --json --no-cache
+save parallel.json
+tap_ok "probe --json exits 0" status_is 0
+tap_ok "probe --json is valid JSON" json_valid "$out"
+tap_ok "probe --json has the DESIGN.md fields" has_keys
+tap_ok "probe --json reports every allowed CPU ($allowed)" \
+	test "$(cpus_of "$out")" = "$allowed"
+tap_ok "probe --json source is measured" test "$(field "$out" source)" = measured
+if [ "$native" = yes ] && [ "$(uname -m)" = x86_64 ]; then
+	tap_ok "x86_64: every CPU is fast" all_are "$out" fast
+	tap_ok "x86_64: summary is fast" test "$(field "$out" summary)" = fast
+else
+	tap_skip "x86_64: every CPU is fast" "verdicts under an emulator are TCG's"
+	tap_skip "x86_64: summary is fast" "verdicts under an emulator are TCG's"
+fi
+
+# --- affinity -----------------------------------------------------------------
+if command -v taskset >/dev/null 2>&1; then
+	HWTUNE_SAVED=$HWTUNE
+	HWTUNE="taskset -c $first $HWTUNE_SAVED"
+	tap_run probe --json --no-cache
+	HWTUNE=$HWTUNE_SAVED
+	tap_ok "taskset -c $first: exits 0" status_is 0
+	tap_ok "taskset -c $first: only CPU $first" test "$(cpus_of "$out")" = "$first "
+else
+	tap_skip "taskset: only one CPU" "no taskset (util-linux)"
+fi
+tap_run probe --json --no-cache --cpus "$first"
+tap_ok "--cpus $first: only CPU $first" test "$(cpus_of "$out")" = "$first "
+
+# --- serial and parallel agree --------------------------------------------------
+tap_run probe --json --no-cache --serial
+save serial.json
+tap_ok "--serial exits 0" status_is 0
+tap_ok "--serial says mode serial" test "$(field "$out" mode)" = serial
+tap_ok "--serial has wall_ns" test -n "$(number "$out" wall_ns)"
+tap_ok "serial and parallel give the same CPUs" \
+	test "$(cpus_of "$tap_dir/serial.json")" = "$(cpus_of "$tap_dir/parallel.json")"
+tap_ok "serial and parallel give the same verdicts" \
+	test "$(speeds_of "$tap_dir/serial.json")" = "$(speeds_of "$tap_dir/parallel.json")"
+
+# --- forced SIGBUS ----------------------------------------------------------------
+HWTUNE_TEST_FORCE_SIGBUS=1
+export HWTUNE_TEST_FORCE_SIGBUS
+tap_run probe --json
+unset HWTUNE_TEST_FORCE_SIGBUS
+tap_ok "forced SIGBUS: exits 0 (no crash)" status_is 0
+tap_ok "forced SIGBUS: every CPU unsupported" all_are "$out" unsupported
+tap_ok "forced SIGBUS: summary unsupported" test "$(field "$out" summary)" = unsupported
+tap_ok "forced SIGBUS: signal recorded" out_has '"fault_signal": "SIGBUS"'
+
+# --- overrides ----------------------------------------------------------------------
+tap_run probe --json --unaligned-scalar-speed=slow
+tap_ok "--unaligned-scalar-speed=slow: every CPU slow" all_are "$out" slow
+tap_ok "--unaligned-scalar-speed=slow: source override" test "$(field "$out" source)" = override
+tap_ok "--unaligned-scalar-speed=slow: every allowed CPU" test "$(cpus_of "$out")" = "$allowed"
+tap_run probe --json --unaligned-scalar-speed unsupported
+tap_ok "--unaligned-scalar-speed unsupported (separate arg)" all_are "$out" unsupported
+HWTUNE_UNALIGNED_SCALAR_SPEED=fast
+export HWTUNE_UNALIGNED_SCALAR_SPEED
+tap_run probe --json
+tap_ok "env fast: every CPU fast, source override" \
+	sh -c '[ "$0" = override ]' "$(field "$out" source)"
+tap_ok "env fast: summary fast" test "$(field "$out" summary)" = fast
+tap_run probe --json --unaligned-scalar-speed=slow
+tap_ok "flag beats env" all_are "$out" slow
+HWTUNE_UNALIGNED_SCALAR_SPEED=quick
+tap_run probe --json
+tap_ok "env with a bad word: exit 2" status_is 2
+tap_ok "env with a bad word: names it" err_has "'quick'"
+tap_run probe --json --unaligned-scalar-speed=fast
+tap_ok "env with a bad word is ignored when the flag is given" status_is 0
+unset HWTUNE_UNALIGNED_SCALAR_SPEED
+for w in emulated unknown FAST ""; do
+	tap_run probe --unaligned-scalar-speed="$w"
+	tap_ok "--unaligned-scalar-speed='$w': exit 2 naming it" \
+		sh -c '[ "$0" -eq 2 ] && grep -q -F -e "'"'$w'"'" "$1"' "$rc" "$err"
+done
+
+# --- bad input --------------------------------------------------------------------------
+bad() { # NAME WORD ARGS...: exit 2 and the message names WORD
+	name=$1 word=$2
+	shift 2
+	tap_run probe "$@"
+	tap_ok "$name: exit 2 naming '$word'" \
+		sh -c '[ "$0" -eq 2 ] && grep -q -F -e "$1" "$2"' "$rc" "$word" "$err"
+}
+bad "reversed range" "5-2" --cpus 5-2
+bad "junk CPU list" "abc" --cpus abc
+bad "empty CPU list" "''" --cpus ""
+bad "CPU not allowed" "99999" --cpus 99999
+bad "budget 0" "'0'" --budget-ms 0
+bad "budget not a number" "'fast'" --budget-ms fast
+bad "budget too big" "'60001'" --budget-ms 60001
+bad "smt mode" "'sideways'" --smt=sideways
+bad "unknown option" "'--bogus'" --bogus
+bad "stray argument" "'extra'" extra
+bad "budget with kernel window" "--kernel-window" --budget-ms 5 --kernel-window
+tap_run probe --cpus
+tap_ok "--cpus without a value: exit 2" status_is 2
+
+# --- measurement options ------------------------------------------------------------------
+tap_run probe --json --no-cache --budget-ms 5
+tap_ok "--budget-ms 5: budget_us 5000" test "$(number "$out" budget_us)" = 5000
+tap_run probe --json --no-cache --kernel-window --cpus "$first"
+tap_ok "--kernel-window: exits 0" status_is 0
+tap_ok "--kernel-window: recorded" out_has '"kernel_window": true'
+tap_ok "--kernel-window: one copy per sample" out_has '"reps": 1,'
+tap_run probe --json --no-cache --smt=apart
+tap_ok "--smt=apart: recorded in JSON" test "$(field "$out" smt)" = apart
+tap_ok "--smt=apart: every allowed CPU" test "$(cpus_of "$out")" = "$allowed"
+tap_run probe --json --no-cache --smt together
+tap_ok "--smt together: recorded in JSON" test "$(field "$out" smt)" = together
+
+# --- cache -------------------------------------------------------------------------------
+cache=$XDG_CACHE_HOME/hwtune
+tap_run probe --json
+tap_ok "cache: first run measures" test "$(field "$out" source)" = measured
+tap_ok "cache: file written" sh -c 'ls "$0"/misaligned-*.cache >/dev/null' "$cache"
+f=$(ls "$cache"/misaligned-*.cache 2>/dev/null | head -n 1)
+tap_ok "cache: file mode 0600" test "$(stat -c %a "$f" 2>/dev/null)" = 600
+tap_run probe --json
+tap_ok "cache: second run reads it" test "$(field "$out" source)" = cache
+tap_ok "cache: hit recorded" test "$(field "$out" cache)" = hit
+tap_ok "cache: same CPUs" test "$(cpus_of "$out")" = "$allowed"
+echo "cpu 0 3 1 1 1 1 1 1 1" >> "$f"
+tap_run probe --json
+tap_ok "cache: corrupt file is ignored" test "$(field "$out" source)" = measured
+tap_ok "cache: corrupt file is reported" test "$(field "$out" cache_ignored)" = corrupt
+tap_run probe --json
+tap_ok "cache: corrupt file was rewritten" test "$(field "$out" source)" = cache
+sed 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$f" > "$f.new" && mv "$f.new" "$f"
+tap_run probe --json
+tap_ok "cache: another boot's file is ignored" test "$(field "$out" cache_ignored)" = corrupt \
+	-o "$(field "$out" cache_ignored)" = foreign
+tap_run probe --json --serial
+tap_ok "cache: --serial measures anyway" test "$(field "$out" source)" = measured
+tap_run probe --json --no-cache
+tap_ok "cache: --no-cache measures" test "$(field "$out" source)" = measured
+tap_ok "cache: --no-cache says off" test "$(field "$out" cache)" = off
+
+# --- human output, main job ---------------------------------------------------------------
+tap_run probe --no-cache
+tap_ok "human: exits 0" status_is 0
+tap_ok "human: one line per CPU" \
+	test "$(grep -c '^cpu[0-9]*: ' "$out")" -eq "$(echo $allowed | wc -w)"
+tap_ok "human: kernel-style ratio line" \
+	sh -c 'grep -q "^cpu[0-9]*: .* [0-9]*\.[0-9][0-9]x byte access speed (" "$0" ||
+	       grep -q "^cpu[0-9]*: .*unknown" "$0"' "$out"
+tap_ok "human: summary line" out_has "summary: "
+tap_ok "human: wall time line" out_has "wall time: "
+tap_run --no-cache
+tap_ok "main job: exits 0" status_is 0
+tap_ok "main job: recommendation" out_has "recommendation: "
+tap_run --bogus
+tap_ok "main job: bad option exits 2" status_is 2
+
+tap_end
