@@ -362,7 +362,7 @@ static double median_dbl(double *v, size_t n)
 }
 
 struct summary {
-	uint32_t p50, p99;
+	uint32_t p50, p99, p999, max;
 	uint64_t n;
 	double per_s, cmds_per_s;
 };
@@ -439,6 +439,8 @@ static void summarize(struct bench *b, struct report *r)
 	r->floor.n = total;
 	r->floor.p50 = pct(b->floor, total, 50);
 	r->floor.p99 = pct(b->floor, total, 99);
+	r->floor.p999 = b->floor[(total * 999 + 999) / 1000 - 1];
+	r->floor.max = b->floor[total - 1];
 	for (int m = 0; m < M_N; m++) {
 		struct summary *s = &r->s[m];
 
@@ -447,6 +449,8 @@ static void summarize(struct bench *b, struct report *r)
 		s->n = total;
 		s->p50 = pct(b->lat[m], total, 50);
 		s->p99 = pct(b->lat[m], total, 99);
+		s->p999 = b->lat[m][(total * 999 + 999) / 1000 - 1];
+		s->max = b->lat[m][total - 1];
 		s->per_s = b->wall[m] ? (double)total * 1e9 / (double)b->wall[m] : 0;
 		s->cmds_per_s = o->batch ? s->per_s * o->batch : s->per_s;
 		hwt_cmdq_info(b->q[m], &r->qinfo[m]);
@@ -526,8 +530,9 @@ static void print_json(const struct bench *b, const struct report *r)
 	       o->disable_msi ? "true" : "false", src_name[o->disable_src]);
 	printf("  \"costs_ns\": {\"msi\": %u, \"sev\": %u, \"cmd\": %u},\n", o->cost[0], o->cost[1],
 	       o->cost[2]);
-	printf("  \"floor_ns\": {\"p50\": %u, \"p99\": %u, \"samples\": %llu},\n", r->floor.p50,
-	       r->floor.p99, (unsigned long long)r->floor.n);
+	printf("  \"floor_ns\": {\"p50\": %u, \"p99\": %u, \"p999\": %u, \"max\": %u, "
+	       "\"samples\": %llu},\n",
+	       r->floor.p50, r->floor.p99, r->floor.p999, r->floor.max, (unsigned long long)r->floor.n);
 	printf("  \"results\": [");
 	for (int m = 0, first = 1; m < M_N; m++) {
 		const struct summary *s = &r->s[m];
@@ -536,11 +541,12 @@ static void print_json(const struct bench *b, const struct report *r)
 		if (!o->mode[m])
 			continue;
 		printf("%s\n    {\"poll\": \"%s\", \"threads\": %u, \"batch\": %u, \"syncs\": %llu, "
-		       "\"sync_ns\": {\"p50\": %u, \"p99\": %u}, \"cmds_per_s\": %.0f, "
+		       "\"sync_ns\": {\"p50\": %u, \"p99\": %u, \"p999\": %u, \"max\": %u}, "
+		       "\"cmds_per_s\": %.0f, "
 		       "\"syncs_per_s\": %.0f, \"ratio_to_floor\": {\"p50\": %.3f, \"p99\": %.3f},\n"
 		       "     \"near_p50_ns\": %u, \"far_p50_ns\": %u, \"msipolling\": %s, \"reason\": ",
 		       first ? "" : ",", mode_name[m], o->threads, o->batch,
-		       (unsigned long long)s->n, s->p50, s->p99, s->cmds_per_s, s->per_s,
+		       (unsigned long long)s->n, s->p50, s->p99, s->p999, s->max, s->cmds_per_s, s->per_s,
 		       ratio_of(s->p50, r->floor.p50), ratio_of(s->p99, r->floor.p99),
 		       r->near_p50[m], r->far_p50[m], r->qinfo[m].msipolling ? "true" : "false");
 		json_str(r->qinfo[m].reason);
