@@ -40,7 +40,7 @@ errhas() { grep -q -e "$1" "$err"; }
 # ok_json NAME: status 0 and the stable JSON fields present
 json_fields() {
 	has '^{"cmdq": {' && has '"floor_ns": {"p50": [0-9]*, "p99": [0-9]*' &&
-		has '"results": \[' && has '"sync_ns": {"p50": [0-9]*, "p99": [0-9]*}' &&
+		has '"results": \[' && has '"sync_ns": {"p50": [0-9]*, "p99": [0-9]*' &&
 		has '"threads": [0-9]*, "batch": [0-9]*, "syncs": [0-9]*' &&
 		has '"cmds_per_s": [0-9]*'
 }
