@@ -174,7 +174,8 @@ HWT_API int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_s
 HWT_API bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind kind,
 				     uint16_t vmid, uint16_t asid, uint64_t addr);
 /* Is exactly this entry (same tags, address and size) cached? */
-HWT_API bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *e);
+HWT_API bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev,
+				       const struct hwt_smmu_tlb_entry *e);
 
 #define HWT_SMMU_ATC_NO_SSID UINT32_MAX
 /* An ATS translation of the endpoint sid, for ssid (or HWT_SMMU_ATC_NO_SSID),

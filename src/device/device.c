@@ -259,15 +259,18 @@ static void raise_gerror_irq(struct hwt_smmu_dev *dev)
 }
 
 /*
- * Publish CONS (R_CONS: pairs with A_CONS in the driver's CONS polls and
- * error handler).  err is CONS.ERR.  If the queue was full at the last PROD
- * read this update makes it not full: SEV (unless the MMU-600 erratum mode).
+ * Publish CONS (R_CONS).  err is CONS.ERR.  If the queue was full at the
+ * last PROD read, this update makes it not full: SEV (unless the MMU-600
+ * erratum mode).  "Full" is judged at the PROD read (A_PROD), not at this
+ * store: a queue that fills between the two gets no SEV for this update;
+ * its waiters' sleeps are bounded, so that costs latency, never progress.
  */
 static void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 {
 	atomic_store_explicit(&dev->regs.cons,
 			      dev->cons_ovf | err << HWT_SMMU_CONS_ERR_SHIFT | cons,
-			      memory_order_release); /* R_CONS */
+			      memory_order_release); /* R_CONS: pairs with A_CONS in read_cons(),
+						      * poll_until_consumed(), gerror_irq() (cmdq.c) */
 	st_add(&dev->st.cons_updates, 1);
 	if (dev->full_seen) {
 		dev->full_seen = false;
@@ -361,7 +364,8 @@ static bool cmdq_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
 	publish_cons(dev, cons, code);                                       /* R_CONS */
 	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
 	      HWT_SMMU_GERROR_CMDQ_ERR))
-		/* R_GERR: pairs with A_GERR, CONS.ERR is visible with GERROR. */
+		/* R_GERR: pairs with A_GERR (hwt__reg_read_gerror() in the
+		 * driver's gerror_irq()): CONS.ERR is visible with GERROR. */
 		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_CMDQ_ERR,
 				      memory_order_release);
 	raise_gerror_irq(dev);
@@ -474,13 +478,15 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 			if (len == 8 && !((uintptr_t)p & 7)) {
 				/* Hi16xx: MSIDATA plus 32 zero bits in one store. */
 				atomic_store_explicit((_Atomic uint64_t *)p, htole64(msidata),
-						      memory_order_release); /* R_MSI */
+						      memory_order_release); /* R_MSI: pairs with A_MSI
+									      * in poll_until_msi() */
 			} else {
 				if (len == 8) /* unaligned quirk target: high word first */
 					atomic_store_explicit((_Atomic uint32_t *)p + 1, 0,
 							      memory_order_relaxed);
 				atomic_store_explicit((_Atomic uint32_t *)p, htole32(msidata),
-						      memory_order_release); /* R_MSI */
+						      memory_order_release); /* R_MSI: pairs with A_MSI
+									      * in poll_until_msi() */
 			}
 		} else if (dev->cfg.sync_irq) {
 			st_add(&dev->st.sync_irqs, 1);
@@ -572,7 +578,8 @@ static void *consumer(void *arg)
 				break;
 			continue;
 		}
-		raw = atomic_load_explicit(&dev->regs.prod, memory_order_acquire); /* A_PROD: pairs with D1 */
+		/* A_PROD: pairs with D1 in hwt__reg_write_prod() */
+		raw = atomic_load_explicit(&dev->regs.prod, memory_order_acquire);
 		prod = raw & dev->ptr_mask;
 		if (prod == dev->cons) {
 			doorbell_wait(dev, raw,

@@ -853,7 +853,8 @@ static void gerr_irq(void *ctx)
  * Commands [seq 0, bad, seq 2, sync]: CONS stops at bad with ERR = code,
  * GERROR toggles, nothing moves until GERRORN; rewrite (or not) and ack.
  */
-static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite, int (*handler)(void *, const uint64_t *), struct rec *rec)
+static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite,
+			int (*handler)(void *, const uint64_t *), struct rec *rec)
 {
 	struct hwt_smmu_dev_config cfg;
 	struct hwt_smmu_dev_stats st;
