@@ -113,6 +113,10 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libhwtune.a
 
 bench: $(BENCH_BINS)
 
+# Misaligned-access probe: per-CPU time, parallel vs serial, stability (JSON).
+bench-probe: $(BUILD)/bench/bench_probe
+	./$(BUILD)/bench/bench_probe
+
 run: all
 	./$(BUILD)/hwtune
 

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The misaligned-access probe's cost and stability on this machine, as JSON:
+ *
+ *   - per-CPU probe time at the default budget and with the kernel's
+ *     2 x 8 ms window;
+ *   - wall time of a whole probe, parallel against serial, interleaved
+ *     (P S P S ...) so both see the same machine state;
+ *   - verdict stability: how many of N consecutive default-budget runs give
+ *     the same per-CPU verdicts and the same summary.
+ *
+ * Never run by make check.  Uses only the public API; the cache is off.
+ *
+ *   bench_probe [--runs N] [--serial-runs N] [--kernel-runs N] [--budget-ms N]
+ */
+#include <hwtune/hwtune.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct series {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void add(struct series *s, uint64_t x)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *nv = realloc(s->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			fprintf(stderr, "bench_probe: out of memory\n");
+			exit(1);
+		}
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t pct(const struct series *s, double q)
+{
+	return s->n ? s->v[(size_t)((double)(s->n - 1) * q + 0.5)] : 0;
+}
+
+static void print_series(const char *name, struct series *s, const char *tail)
+{
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	printf("\"%s\": {\"n\": %zu, \"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, "
+	       "\"max\": %llu}%s",
+	       name, s->n, (unsigned long long)pct(s, 0), (unsigned long long)pct(s, 0.5),
+	       (unsigned long long)pct(s, 0.9), (unsigned long long)pct(s, 0.99),
+	       (unsigned long long)pct(s, 1.0), tail);
+}
+
+struct phase {
+	struct series wall, per_cpu, samples;
+};
+
+static int run(unsigned flags, unsigned budget_us, struct phase *ph,
+	       struct hwt_misaligned_report *keep)
+{
+	struct hwt_misaligned_opts o = { .flags = flags | HWT_MISALIGNED_NO_CACHE,
+					 .budget_us = budget_us };
+	struct hwt_misaligned_report r;
+	int e = hwt_misaligned_probe(NULL, &o, &r);
+
+	if (e) {
+		fprintf(stderr, "bench_probe: probe: %s\n", strerror(-e));
+		exit(1);
+	}
+	add(&ph->wall, r.wall_ns);
+	for (unsigned i = 0; i < r.n; i++) {
+		if (r.cpu[i].status)
+			continue;
+		add(&ph->per_cpu, r.cpu[i].probe_ns);
+		add(&ph->samples, r.cpu[i].samples);
+	}
+	if (keep)
+		*keep = r;
+	else
+		hwt_misaligned_report_free(&r);
+	return 0;
+}
+
+static unsigned arg_u(const char *opt, const char *v, unsigned max)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = v ? strtoul(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || x > max) {
+		fprintf(stderr, "bench_probe: %s: invalid value '%s' (expected 0..%u)\n", opt,
+			v ? v : "", max);
+		exit(2);
+	}
+	return (unsigned)x;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned runs = 100, serial_runs = 20, kernel_runs = 5, budget_us = 0;
+	struct phase par = { 0 }, ser = { 0 }, kpar = { 0 }, kser = { 0 };
+	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
+	int *first_speed = NULL, first_summary = -1;
+	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--runs"))
+			runs = arg_u("--runs", v, 100000), i++;
+		else if (!strcmp(argv[i], "--serial-runs"))
+			serial_runs = arg_u("--serial-runs", v, 100000), i++;
+		else if (!strcmp(argv[i], "--kernel-runs"))
+			kernel_runs = arg_u("--kernel-runs", v, 10000), i++;
+		else if (!strcmp(argv[i], "--budget-ms"))
+			budget_us = arg_u("--budget-ms", v, 60000) * 1000, i++;
+		else {
+			fprintf(stderr, "usage: bench_probe [--runs N] [--serial-runs N] "
+					"[--kernel-runs N] [--budget-ms N]\n");
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	if (runs == 0)
+		runs = 1;
+
+	/* Default budget: the stability runs double as the parallel timings;
+	 * serial runs are interleaved with the first of them. */
+	for (unsigned i = 0; i < runs; i++) {
+		struct hwt_misaligned_report r;
+		bool same = true;
+
+		run(0, budget_us, &par, &r);
+		if (!first_speed) {
+			ncpus = r.n;
+			first_speed = calloc(r.n ? r.n : 1, sizeof(*first_speed));
+			if (!first_speed)
+				return 1;
+			for (unsigned k = 0; k < r.n; k++)
+				first_speed[k] = r.cpu[k].speed;
+			first_summary = r.summary;
+		}
+		for (unsigned k = 0; k < r.n && k < ncpus; k++)
+			same &= r.cpu[k].speed == first_speed[k];
+		same_cpus += same && r.n == ncpus;
+		same_summary += r.summary == first_summary;
+		summary_count[r.summary]++;
+		hwt_misaligned_report_free(&r);
+		if (i < serial_runs)
+			run(HWT_MISALIGNED_SERIAL, budget_us, &ser, NULL);
+	}
+	for (unsigned i = 0; i < kernel_runs; i++) {
+		run(HWT_MISALIGNED_KERNEL_WINDOW, 0, &kpar, NULL);
+		run(HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SERIAL, 0, &kser, NULL);
+	}
+
+	printf("{\"bench_probe\": {\"version\": \"%s\", \"cpus\": %u, \"budget_us\": %u,\n",
+	       hwt_version(), ncpus, budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
+	printf("  \"default_budget\": {\n    ");
+	print_series("per_cpu_probe_ns", &par.per_cpu, ",\n    ");
+	print_series("per_cpu_samples", &par.samples, ",\n    ");
+	print_series("parallel_wall_ns", &par.wall, ",\n    ");
+	print_series("serial_wall_ns", &ser.wall, ",\n    ");
+	print_series("serial_per_cpu_probe_ns", &ser.per_cpu, "},\n");
+	printf("  \"kernel_window\": {\n    ");
+	print_series("per_cpu_probe_ns", &kpar.per_cpu, ",\n    ");
+	print_series("parallel_wall_ns", &kpar.wall, ",\n    ");
+	print_series("serial_wall_ns", &kser.wall, "},\n");
+	printf("  \"stability\": {\"runs\": %u, \"same_cpu_verdicts\": %u, \"same_summary\": %u, "
+	       "\"first_summary\": \"%s\", \"summaries\": {",
+	       runs, same_cpus, same_summary, hwt_misaligned_speed_name(first_summary));
+	for (int s = 0, n = 0; s <= HWT_MISALIGNED_UNSUPPORTED; s++)
+		if (summary_count[s])
+			printf("%s\"%s\": %u", n++ ? ", " : "", hwt_misaligned_speed_name(s),
+			       summary_count[s]);
+	printf("}}}}\n");
+	free(first_speed);
+	free(par.wall.v), free(par.per_cpu.v), free(par.samples.v);
+	free(ser.wall.v), free(ser.per_cpu.v), free(ser.samples.v);
+	free(kpar.wall.v), free(kpar.per_cpu.v), free(kpar.samples.v);
+	free(kser.wall.v), free(kser.per_cpu.v), free(kser.samples.v);
+	return 0;
+}
