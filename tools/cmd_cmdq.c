@@ -102,6 +102,7 @@ struct bench {
 	uint32_t *floor;     /* rounds * per_round samples, ns */
 	uint32_t *seg_p50[M_N + 1]; /* per round; [M_N] = floor */
 	uint64_t wall[M_N];  /* timed wall time summed over segments */
+	uint64_t *seg_wall[M_N]; /* per round */
 	struct worker *w;
 	struct pingpong *pp;
 	uint64_t timeout_ns;
@@ -365,6 +366,7 @@ struct summary {
 	uint32_t p50, p99, p999, max;
 	uint64_t n;
 	double per_s, cmds_per_s;
+	double cmds_per_s_med; /* median over rounds */
 };
 
 struct report {
@@ -373,6 +375,7 @@ struct report {
 	uint32_t near_floor, far_floor; /* median floor segment p50 per regime */
 	uint32_t near_p50[M_N], far_p50[M_N];
 	int faster;                 /* M_MSI, M_SEV, or -1 tie / not compared */
+	bool tput;                  /* compared on cmds/s, else on sync p50 */
 	double factor;              /* slower / faster, median of per-round ratios */
 	unsigned agree;             /* rounds where the faster mode was faster */
 	bool recommend_disable;
@@ -453,17 +456,26 @@ static void summarize(struct bench *b, struct report *r)
 		s->max = b->lat[m][total - 1];
 		s->per_s = b->wall[m] ? (double)total * 1e9 / (double)b->wall[m] : 0;
 		s->cmds_per_s = o->batch ? s->per_s * o->batch : s->per_s;
+		for (unsigned i = 0; ratio && i < b->rounds; i++)
+			ratio[i] = b->seg_wall[m][i] ? (double)b->per_round * (o->batch ? o->batch : 1) *
+							       1e9 / (double)b->seg_wall[m][i]
+						     : 0;
+		s->cmds_per_s_med = ratio ? median_dbl(ratio, b->rounds) : 0;
 		hwt_cmdq_info(b->q[m], &r->qinfo[m]);
 		hwt_smmu_dev_get_stats(b->dev[m], &r->dstats[m]);
 	}
 
 	r->faster = -1;
+	r->tput = o->batch || o->threads > 1;
 	if (o->mode[M_MSI] && o->mode[M_SEV] && ratio) {
 		unsigned sev_wins = 0;
 		double med;
 
+		/* per round, sev / msi: p50 latency, or time for the same work
+		 * (inverse throughput) when batches or threads are in play */
 		for (unsigned i = 0; i < b->rounds; i++) {
-			uint32_t a = b->seg_p50[M_MSI][i], c = b->seg_p50[M_SEV][i];
+			uint64_t a = r->tput ? b->seg_wall[M_MSI][i] : b->seg_p50[M_MSI][i];
+			uint64_t c = r->tput ? b->seg_wall[M_SEV][i] : b->seg_p50[M_SEV][i];
 
 			ratio[i] = a ? (double)c / a : 1;
 			sev_wins += c < a;
@@ -479,7 +491,8 @@ static void summarize(struct bench *b, struct report *r)
 		}
 		r->recommend_disable = r->faster == M_SEV;
 		snprintf(r->recommend, sizeof(r->recommend), "%s",
-			 r->faster == M_SEV ? "disable_msipolling=1 (CONS polling is faster here)"
+			 r->faster == M_SEV ? "disable_msipolling=1 (CONS polling is faster here: "
+					      "--disable-msipolling or HWTUNE_DISABLE_MSIPOLLING=1)"
 			 : r->faster == M_MSI ? "disable_msipolling=0 (MSI polling is faster here)"
 					      : "disable_msipolling=0 (no difference beyond 3%: keep the default)");
 	} else {
@@ -542,11 +555,12 @@ static void print_json(const struct bench *b, const struct report *r)
 			continue;
 		printf("%s\n    {\"poll\": \"%s\", \"threads\": %u, \"batch\": %u, \"syncs\": %llu, "
 		       "\"sync_ns\": {\"p50\": %u, \"p99\": %u, \"p999\": %u, \"max\": %u}, "
-		       "\"cmds_per_s\": %.0f, "
+		       "\"cmds_per_s\": %.0f, \"cmds_per_s_round_p50\": %.0f, "
 		       "\"syncs_per_s\": %.0f, \"ratio_to_floor\": {\"p50\": %.3f, \"p99\": %.3f},\n"
 		       "     \"near_p50_ns\": %u, \"far_p50_ns\": %u, \"msipolling\": %s, \"reason\": ",
 		       first ? "" : ",", mode_name[m], o->threads, o->batch,
-		       (unsigned long long)s->n, s->p50, s->p99, s->p999, s->max, s->cmds_per_s, s->per_s,
+		       (unsigned long long)s->n, s->p50, s->p99, s->p999, s->max, s->cmds_per_s,
+		       s->cmds_per_s_med, s->per_s,
 		       ratio_of(s->p50, r->floor.p50), ratio_of(s->p99, r->floor.p99),
 		       r->near_p50[m], r->far_p50[m], r->qinfo[m].msipolling ? "true" : "false");
 		json_str(r->qinfo[m].reason);
@@ -569,9 +583,10 @@ static void print_json(const struct bench *b, const struct report *r)
 	}
 	printf("],\n");
 	if (r->faster >= 0 || (o->mode[M_MSI] && o->mode[M_SEV]))
-		printf("  \"comparison\": {\"faster\": \"%s\", \"factor\": %.3f, \"agree\": %u, "
-		       "\"rounds\": %u},\n",
-		       r->faster < 0 ? "none" : mode_name[r->faster], r->factor, r->agree, b->rounds);
+		printf("  \"comparison\": {\"metric\": \"%s\", \"faster\": \"%s\", \"factor\": %.3f, "
+		       "\"agree\": %u, \"rounds\": %u},\n",
+		       r->tput ? "cmds_per_s" : "sync_p50", r->faster < 0 ? "none" : mode_name[r->faster],
+		       r->factor, r->agree, b->rounds);
 	if (r->have_auto) {
 		printf("  \"auto\": {\"error\": %d, \"msipolling\": %s, \"measured\": %s, "
 		       "\"msi_ns\": %llu, \"sev_ns\": %llu, \"reason\": ",
@@ -607,7 +622,7 @@ static void print_human(const struct bench *b, const struct report *r)
 		       o->disable_src == SRC_ENV ? "HWTUNE_DISABLE_MSIPOLLING" : "--disable-msipolling");
 	printf("\n  %-22s %9s %9s %10s %10s", "", "p50 ns", "p99 ns", "p50/floor", "p99/floor");
 	if (tput)
-		printf(" %12s", "cmds/s");
+		printf(" %12s %12s", "cmds/s", "round p50");
 	printf("\n  %-22s %9u %9u %10s %10s\n", "floor (line ping-pong)", r->floor.p50, r->floor.p99,
 	       "1.00", "1.00");
 	for (int m = 0; m < M_N; m++) {
@@ -618,7 +633,7 @@ static void print_human(const struct bench *b, const struct report *r)
 		printf("  %-22s %9u %9u %10.2f %10.2f", mode_long[m], s->p50, s->p99,
 		       ratio_of(s->p50, r->floor.p50), ratio_of(s->p99, r->floor.p99));
 		if (tput)
-			printf(" %12.0f", s->cmds_per_s);
+			printf(" %12.0f %12.0f", s->cmds_per_s, s->cmds_per_s_med);
 		putchar('\n');
 	}
 	printf("\n  regimes: %u round%s near (floor p50 %u ns)", r->near, r->near == 1 ? "" : "s",
@@ -635,11 +650,12 @@ static void print_human(const struct bench *b, const struct report *r)
 	}
 	if (o->mode[M_MSI] && o->mode[M_SEV]) {
 		if (r->faster < 0)
-			printf("  faster: neither (within %.0f%%: %.3fx, median of per-round ratios)\n",
-			       TIE * 100, r->factor);
+			printf("  faster (%s): neither (within %.0f%%: %.3fx, median of per-round "
+			       "ratios)\n", r->tput ? "cmds/s" : "sync p50", TIE * 100, r->factor);
 		else
-			printf("  faster: %s, by %.2fx (median of per-round ratios; %u of %u rounds agree)\n",
-			       mode_long[r->faster], r->factor, r->agree, b->rounds);
+			printf("  faster (%s): %s, by %.2fx (median of per-round ratios; %u of %u rounds "
+			       "agree)\n", r->tput ? "cmds/s" : "sync p50", mode_long[r->faster],
+			       r->factor, r->agree, b->rounds);
 	}
 	if (r->have_auto) {
 		if (r->auto_err)
@@ -718,7 +734,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		bool err = false;
 
 #define OPT(name) (cli_opt_value(argc, argv, &i, name, &val, &err))
-#define U64(name, lo, hi) (err || !cli_parse_u64(name, val, lo, hi, &v) ? (void)(err = true) : (void)0)
+#define U64(name, lo, hi) \
+	(err || !cli_parse_u64(name, val, lo, hi, &v) ? (void)(err = true) : (void)0)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return 1;
@@ -969,8 +986,11 @@ int cmd_cmdq(int argc, char **argv)
 	for (int m = 0; m < M_N; m++)
 		if (o.mode[m])
 			b.lat[m] = calloc((size_t)b.rounds * b.per_round, sizeof(uint32_t));
+	for (int m = 0; m < M_N; m++)
+		b.seg_wall[m] = calloc(b.rounds, sizeof(uint64_t));
 	if (!b.w || !b.pp || !b.floor || !b.seg_p50[0] || !b.seg_p50[1] || !b.seg_p50[2] ||
-	    (o.mode[M_MSI] && !b.lat[M_MSI]) || (o.mode[M_SEV] && !b.lat[M_SEV])) {
+	    !b.seg_wall[M_MSI] || !b.seg_wall[M_SEV] || (o.mode[M_MSI] && !b.lat[M_MSI]) ||
+	    (o.mode[M_SEV] && !b.lat[M_SEV])) {
 		cli_error("cmdq: out of memory");
 		rc = 1;
 		goto out;
@@ -1044,6 +1064,7 @@ int cmd_cmdq(int argc, char **argv)
 				e = b.w[i].end > e ? b.w[i].end : e;
 			}
 			b.wall[m] += e - s;
+			b.seg_wall[m][round] = e - s;
 		}
 	}
 	if (failed(&b)) {
@@ -1065,6 +1086,7 @@ out:
 	for (int m = 0; m < M_N; m++) {
 		drop_queue(b.dev[m], b.q[m]);
 		free(b.lat[m]);
+		free(b.seg_wall[m]);
 	}
 	for (unsigned i = 0; b.w && i < b.nworkers; i++)
 		free(b.w[i].cmds);
