@@ -96,6 +96,7 @@ static const char *source_name(int s)
 						 : "measured";
 }
 
+/* One line per CPU: the kernel's sentence, then details in brackets. */
 static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 {
 	const char *name = hwt_misaligned_speed_name(c->speed);
@@ -112,34 +113,30 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 		return;
 	}
 	if (c->fault_signal)
-		fprintf(f, "cpu%d: a misaligned word access raised %s: %s\n", c->cpu,
+		fprintf(f, "cpu%d: a misaligned word access raised %s (%s)", c->cpu,
 			signame(c->fault_signal), name);
 	else if (c->speed == HWT_MISALIGNED_EMULATED)
-		fprintf(f, "cpu%d: misaligned accesses trap to the kernel (%" PRId64
-			   " alignment faults in one copy iteration): %s\n",
+		fprintf(f, "cpu%d: misaligned accesses trap to the kernel, %" PRId64
+			   " alignment faults in one copy iteration (%s)",
 			c->cpu, c->align_faults, name);
 	else if (c->ratio_x100 || c->word_ns)
-		fprintf(f, "cpu%d: scalar unaligned word access speed is %sx byte access speed (%s)\n",
+		fprintf(f, "cpu%d: scalar unaligned word access speed is %sx byte access speed (%s)",
 			c->cpu, ratio, name);
 	else
-		fprintf(f, "cpu%d: %s\n", c->cpu, name);
-	if (c->word_ns || c->byte_ns) {
-		if (c->source == HWT_MISALIGNED_FROM_CACHE)
-			fprintf(f, "      from cache: word %" PRIu64 " ns, byte %" PRIu64 " ns\n",
-				c->word_ns, c->byte_ns);
-		else
-			fprintf(f,
-				"      word %" PRIu64 " ns, byte %" PRIu64 " ns (min of %u samples x%u"
-				" copies; medians %" PRIu64 "/%" PRIu64 " ns), probe %.3f ms\n",
-				c->word_ns, c->byte_ns, c->samples, c->reps, c->word_median_ns,
-				c->byte_median_ns, c->probe_ns / 1e6);
-	}
+		fprintf(f, "cpu%d: %s", c->cpu, name);
+	if (c->source == HWT_MISALIGNED_FROM_CACHE)
+		fprintf(f, " [cached: word %" PRIu64 " ns, byte %" PRIu64 " ns]", c->word_ns,
+			c->byte_ns);
+	else if (c->samples)
+		fprintf(f, " [word %" PRIu64 " ns, byte %" PRIu64 " ns, min of %u samples x%u, probe %.3f ms]",
+			c->word_ns, c->byte_ns, c->samples, c->reps, c->probe_ns / 1e6);
 	if (c->hwprobe >= 0)
-		fprintf(f, "      kernel riscv_hwprobe: %s (%s)\n", hwt_misaligned_speed_name(c->hwprobe),
+		fprintf(f, " [riscv_hwprobe: %s, %s]", hwt_misaligned_speed_name(c->hwprobe),
 			c->hwprobe == c->speed ? "agrees" : "disagrees");
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
 		if ((c->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
-			fprintf(f, "      note: %s\n", notes[i].text);
+			fprintf(f, " [note: %s]", notes[i].text);
+	fputc('\n', f);
 }
 
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r)
