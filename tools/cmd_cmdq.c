@@ -106,6 +106,7 @@ struct bench {
 	struct worker *w;
 	struct pingpong *pp;
 	uint64_t timeout_ns;
+	uint64_t pp_spin_ns; /* 0 when both ends share a CPU */
 
 	pthread_mutex_t mu;
 	pthread_cond_t start_cv, done_cv;
@@ -157,7 +158,7 @@ static int noop_handler(void *ctx, const uint64_t dw[2])
 
 /*
  * Wait until *p != old (echo) or *p == want (producer), bounded: spin with
- * relax for SPIN_NS, then yield (the partner may share our CPU).  Returns
+ * relax for pp_spin_ns, then yield (the partner may share our CPU).  Returns
  * the value seen, or old on timeout / failure.  Acquire: pairs with the
  * partner's release store, though only the value matters here.
  */
@@ -179,7 +180,7 @@ static uint32_t pp_wait(struct bench *b, _Atomic uint32_t *p, uint32_t old, bool
 			t0 = t;
 		else if (t - t0 > b->timeout_ns || failed(b))
 			return old;
-		else if (t - t0 > SPIN_NS)
+		else if (t - t0 > b->pp_spin_ns)
 			sched_yield();
 	}
 }
@@ -1049,6 +1050,7 @@ int cmd_cmdq(int argc, char **argv)
 		}
 		started++;
 	}
+	b.pp_spin_ns = b.w[0].cpu == b.dev_cpu ? 0 : SPIN_NS;
 
 	for (unsigned round = 0; round < b.rounds && !failed(&b); round++) {
 		run_job(&b, JOB_FLOOR, 0, round);
