@@ -222,6 +222,7 @@ static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
 {
 	const char *p = text, *end, *trailer;
 	struct hwt_misaligned_cpu *e = NULL;
+	unsigned char seen[(MAX_CPU_ID + 8) / 8] = { 0 }; /* duplicates, in linear time */
 	unsigned n = 0, cap = 0;
 	uint64_t count;
 	char want[40];
@@ -263,9 +264,9 @@ static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
 				goto bad;
 		if (f[1] == HWT_MISALIGNED_UNKNOWN)
 			goto bad;
-		for (unsigned i = 0; i < n; i++)
-			if (e[i].cpu == (int)f[0])
-				goto bad;
+		if (seen[f[0] / 8] & (1u << (f[0] % 8)))
+			goto bad;
+		seen[f[0] / 8] |= (unsigned char)(1u << (f[0] % 8));
 		if (n == cap) {
 			struct hwt_misaligned_cpu *ne;
 

@@ -248,6 +248,11 @@ void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
 	obs.align_faults = fr.faults;
 	if (!obs.fault_signal && obs.align_faults <= 0) {
 		measure_timing(cfg, out, &obs, start);
+		if (out->status) { /* no buffer: nothing was measured */
+			out->speed = HWT_MISALIGNED_UNKNOWN;
+			out->probe_ns = hwt__now_ns() - start;
+			return;
+		}
 		/* Not faster than bytes: kernel emulation or slow hardware?
 		 * Only the fault count tells. */
 		if (!r && !counted && !(obs.copy_ok && obs.word_ticks &&

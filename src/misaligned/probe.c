@@ -128,7 +128,7 @@ static void fill_from_cache(struct hwt_misaligned_report *r, const struct hwt_mi
 }
 
 /* Old entries for CPUs outside this set, plus this set's known results. */
-static void update_cache(const struct hwt_misaligned_report *r, const char *path,
+static void update_cache(struct hwt_misaligned_report *r, const char *path,
 			 const struct hwt__cache_key *key, const struct hwt_misaligned_cpu *old,
 			 unsigned nold)
 {
@@ -137,14 +137,9 @@ static void update_cache(const struct hwt_misaligned_report *r, const char *path
 
 	if (!all)
 		return;
-	for (unsigned i = 0; i < nold; i++) {
-		bool mine = false;
-
-		for (unsigned j = 0; j < r->n && !mine; j++)
-			mine = r->cpu[j].cpu == old[i].cpu;
-		if (!mine)
+	for (unsigned i = 0; i < nold; i++)
+		if (!slot(r, old[i].cpu))
 			all[n++] = old[i];
-	}
 	for (unsigned j = 0; j < r->n; j++)
 		if (r->cpu[j].status == 0 && r->cpu[j].source != HWT_MISALIGNED_FROM_OVERRIDE)
 			all[n++] = r->cpu[j];

@@ -452,6 +452,10 @@ TEST(cache_corrupt_files_are_rejected)
 	bad[10] = '\0';
 	rewrite(path, bad, len);
 	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	/* intact trailer, but the same CPU twice */
+	e[2].cpu = e[0].cpu;
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
 	/* empty, and a directory in its place */
 	rewrite(path, "", 0);
 	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
