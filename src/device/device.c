@@ -51,6 +51,7 @@
 #define SLEEP_NS 5000000u     /* every doorbell sleep is at most this */
 #define ERR_SLEEP_NS 1000000u /* sleeps while waiting for GERRORN */
 #define PAUSE_WAIT_NS 1000000000ull
+#define YIELD_AFTER_NS 2000u  /* idle spinning longer than this also yields */
 #define REGION_SHIFT 36        /* IOVA = (slot + 1) << 36 | low 30 bits of VA */
 #define REGION_KEEP ((1ull << 30) - 1)
 
@@ -314,9 +315,11 @@ static bool park(struct hwt_smmu_dev *dev)
 /* ---- doorbell ------------------------------------------------------------ */
 
 /*
- * Nothing to do at PROD == seen: spin spin_ns, then sleep once (S1/S2/S3,
- * at most SLEEP_NS).  The caller re-checks everything after this returns.
- * watch_gerrorn: also return when GERRORN changes (error wait).
+ * Nothing to do at PROD == seen: spin spin_ns (yielding the CPU now and then
+ * once idle for YIELD_AFTER_NS, so producers sharing this CPU are not held
+ * back for the whole budget), then sleep once (S1/S2/S3, at most max_sleep).
+ * Also returns when GERRORN differs from gerrorn or stop/pause is requested.
+ * The caller re-checks everything after this returns.
  */
 static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerrorn,
 			  uint64_t max_sleep)
@@ -335,6 +338,8 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 				start = now;
 			else if (now - start >= dev->cfg.spin_ns)
 				break;
+			else if (now - start >= YIELD_AFTER_NS)
+				sched_yield(); /* a producer on this CPU may run */
 		}
 		hwt__cpu_relax();
 	}
