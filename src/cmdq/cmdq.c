@@ -50,6 +50,7 @@
 
 #define CACHELINE 64
 #define BITS_PER_WORD 64
+#define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
 
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 
@@ -174,7 +175,12 @@ static int devwait_step(struct devwait *w, bool use_events)
 	if (!hwt__reg_enabled(q->regs))
 		return -ENODEV;
 	if (now - w->start < q->spin_ns) {
-		hwt__cpu_relax();
+		/* Past a short spin, yield: the device thread may share our CPU
+		 * and then only runs when we let it. */
+		if (now - w->start < SPIN_ONLY_NS)
+			hwt__cpu_relax();
+		else
+			sched_yield();
 		return 0;
 	}
 	if (use_events) {
@@ -294,7 +300,9 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 		*llq = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
 		if (hwt__q_has_space(q->shift, llq_prod(*llq), llq_cons(*llq), k))
 			return 0;
-		err = devwait_step(w, q->sev);
+		/* The device signals only the full -> not-full edge: sleep on
+		 * events while full, else back off (more space needs no edge). */
+		err = devwait_step(w, q->sev && hwt__q_full(q->shift, llq_prod(*llq), read_cons(q)));
 		if (err) {
 			cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
 				 k, llq_prod(*llq), read_cons(q));
@@ -409,8 +417,10 @@ static int poll_until_consumed(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t 
 		*cons = hwt__q_pos(q->shift, raw);
 		if (hwt__q_consumed(q->shift, *cons, sync_prod))
 			return 0;
-		/* WFE-like: returns early when CONS changes (aarch64), else spins */
-		hwt__wait_change32(&q->regs->cons, raw);
+		/* WFE-like: returns early when CONS changes (aarch64: an event;
+		 * elsewhere a short spin); a change needs no deadline check. */
+		if (hwt__wait_change32(&q->regs->cons, raw) != raw)
+			continue;
 		err = devwait_step(&w, q->sev);
 		if (err)
 			return err;
@@ -437,7 +447,7 @@ static int poll_until_msi(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t *cons
 
 static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 {
-	uint32_t cons;
+	uint32_t cons = 0;
 	int err = q->msipoll ? poll_until_msi(q, sync_prod, &cons)
 			     : poll_until_consumed(q, sync_prod, &cons);
 
@@ -813,8 +823,10 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 		return -EINVAL;
 	}
 	q->shift = shift;
-	bytes = (size_t)16 << shift; /* naturally aligned to its size, as CMDQ_BASE requires */
-	q->mem = aligned_alloc(bytes < 4096 ? 4096 : bytes, bytes);
+	/* Naturally aligned to its size, as CMDQ_BASE requires; at least a
+	 * page (aligned_alloc wants the size to be a multiple). */
+	bytes = (size_t)16 << shift;
+	q->mem = aligned_alloc(bytes < 4096 ? 4096 : bytes, bytes < 4096 ? 4096 : bytes);
 	q->valid = calloc(((size_t)1 << shift) / BITS_PER_WORD, sizeof(*q->valid));
 	if (!q->mem || !q->valid) {
 		err = -ENOMEM;
@@ -865,6 +877,7 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 	if (!q)
 		return;
 	hwt__smmu_dev_set_gerror_irq(q->dev, NULL, NULL);
+	hwt__smmu_dev_dma_unmap(q->dev, q->iova);
 	free(q->mem);
 	free(q->valid);
 	free(q);

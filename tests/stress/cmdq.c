@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-queue stress: T producers (1, 2, 4, 8 on a 2-core box) x batch
+ * sizes x both completion modes x small queues (128 and 256 entries, so
+ * wrap and full happen constantly).  Every command carries (producer,
+ * sequence); the device's handler checks exactly-once delivery and
+ * per-producer order, and every returned CMD_SYNC checks that all of its
+ * producer's earlier commands were executed.
+ */
+#include "harness/harness.h"
+
+#include <hwtune/hwtune.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/time.h"
+
+#define MAXP 8
+#define STRESS_OP 0x01 /* any opcode but CMD_SYNC: our handler executes it */
+#define SEQ_BITS 48
+
+struct run {
+	struct hwt_cmdq *q;
+	struct hwt_smmu_dev *dev;
+	unsigned batch;
+	bool use_batch_api;
+	uint64_t end_ns;
+	/* Written by the device thread only; read by producers after a sync
+	 * (relaxed: the sync's completion acquire orders the read). */
+	_Atomic uint64_t executed[MAXP];
+	_Atomic uint64_t issued[MAXP];
+	_Atomic unsigned violations;
+	char why[256];
+	pthread_mutex_t why_lock;
+};
+
+static void violation(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void violation(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_fetch_add_explicit(&r->violations, 1, memory_order_relaxed) == 0) {
+		pthread_mutex_lock(&r->why_lock);
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		va_end(ap);
+		pthread_mutex_unlock(&r->why_lock);
+	}
+}
+
+static int handler(void *ctx, const uint64_t dw[2])
+{
+	struct run *r = ctx;
+	unsigned p = (unsigned)(dw[1] >> SEQ_BITS);
+	uint64_t seq = dw[1] & ((1ull << SEQ_BITS) - 1), next;
+
+	if ((dw[0] & 0xff) != STRESS_OP || p >= MAXP) {
+		violation(r, "foreign command 0x%016llx 0x%016llx", (unsigned long long)dw[0],
+			  (unsigned long long)dw[1]);
+		return HWT_SMMU_CERROR_NONE;
+	}
+	next = atomic_load_explicit(&r->executed[p], memory_order_relaxed);
+	if (seq != next)
+		violation(r, "producer %u: executed seq %llu, expected %llu (%s)", p,
+			  (unsigned long long)seq, (unsigned long long)next,
+			  seq < next ? "duplicate" : "lost or reordered");
+	atomic_store_explicit(&r->executed[p], seq + 1, memory_order_relaxed);
+	return HWT_SMMU_CERROR_NONE;
+}
+
+struct producer {
+	struct run *r;
+	unsigned id;
+	int err;
+};
+
+static void check_synced(struct run *r, unsigned p, uint64_t seq)
+{
+	uint64_t done = atomic_load_explicit(&r->executed[p], memory_order_relaxed);
+
+	if (done != seq)
+		violation(r, "producer %u: CMD_SYNC returned with %llu of %llu commands executed", p,
+			  (unsigned long long)done, (unsigned long long)seq);
+}
+
+static void *produce(void *arg)
+{
+	struct producer *pr = arg;
+	struct run *r = pr->r;
+	uint64_t (*cmds)[2] = calloc(r->batch ? r->batch : 1, sizeof(*cmds));
+	struct hwt_cmdq_batch *b = malloc(sizeof(*b));
+	uint64_t seq = 0;
+	unsigned iter = 0;
+
+	hwt_cmdq_batch_init(b, r->q);
+	while (!pr->err && (hwt__now_ns() < r->end_ns || iter < 300)) {
+		bool sync = r->batch == 0 || iter % 3 == 2;
+
+		iter++;
+
+		for (unsigned i = 0; i < r->batch; i++) {
+			cmds[i][0] = STRESS_OP;
+			cmds[i][1] = (uint64_t)pr->id << SEQ_BITS | (seq + i);
+		}
+		if (r->use_batch_api) {
+			for (unsigned i = 0; i < r->batch && !pr->err; i++)
+				pr->err = hwt_cmdq_batch_add(b, cmds[i]);
+			if (!pr->err && sync)
+				pr->err = hwt_cmdq_batch_submit(b);
+		} else {
+			pr->err = hwt_cmdq_issue(r->q, (const uint64_t (*)[2])cmds, r->batch, sync);
+		}
+		seq += r->batch;
+		if (!pr->err && sync)
+			check_synced(r, pr->id, seq);
+	}
+	if (!pr->err)
+		pr->err = r->use_batch_api ? hwt_cmdq_batch_submit(b) : hwt_cmdq_sync(r->q);
+	if (!pr->err)
+		check_synced(r, pr->id, seq);
+	atomic_store_explicit(&r->issued[pr->id], seq, memory_order_relaxed);
+	free(cmds);
+	free(b);
+	return NULL;
+}
+
+static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
+		       bool disable_msi, unsigned ms)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
+	struct producer pr[MAXP];
+	struct hwt_cmdq_options o;
+	pthread_t t[MAXP];
+	struct run *r = calloc(1, sizeof(*r));
+	uint64_t total = 0;
+
+	pthread_mutex_init(&r->why_lock, NULL);
+	r->batch = batch;
+	r->use_batch_api = batch_api;
+	hwt_smmu_dev_config_default(&dc);
+	dc.cmdqs = shift;
+	dc.handler = handler;
+	dc.handler_ctx = r;
+	ASSERT_OK(hwt_smmu_dev_create(&r->dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.entries_log2 = shift;
+	o.disable_msipolling = disable_msi;
+	o.timeout_ns = 20000000000ull; /* generous: 8 producers + device on 2 cores, TSAN, qemu */
+	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(r->dev));
+	r->end_ns = hwt__now_ns() + ms * 1000000ull;
+	for (unsigned i = 0; i < threads; i++) {
+		pr[i] = (struct producer){ r, i, 0 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, produce, &pr[i]), 0);
+	}
+	for (unsigned i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	hwt_smmu_dev_get_stats(r->dev, &st);
+	hwt_smmu_dev_stop(r->dev);
+	for (unsigned i = 0; i < threads; i++) {
+		uint64_t issued = atomic_load_explicit(&r->issued[i], memory_order_relaxed);
+
+		if (pr[i].err)
+			hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u%s n=%u %s: producer %u: %s",
+				      threads, batch, batch_api ? " (batch API)" : "", shift,
+				      disable_msi ? "cons" : "msi", i, strerror(-pr[i].err));
+		ASSERT_EQ(atomic_load_explicit(&r->executed[i], memory_order_relaxed), issued);
+		total += issued;
+	}
+	if (atomic_load_explicit(&r->violations, memory_order_relaxed))
+		hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u n=%u %s: %u violations, first: %s",
+			      threads, batch, shift, disable_msi ? "cons" : "msi",
+			      atomic_load_explicit(&r->violations, memory_order_relaxed), r->why);
+	ASSERT_EQ(st.cmds - st.syncs, total);
+	ASSERT_EQ(st.errors, 0);
+	TLOG("T=%u B=%2u%s n=%u %-4s: %llu commands, %llu syncs", threads, batch,
+	     batch_api ? " api" : "    ", shift, disable_msi ? "cons" : "msi",
+	     (unsigned long long)total, (unsigned long long)st.syncs);
+	hwt_cmdq_destroy(r->q);
+	hwt_smmu_dev_destroy(r->dev);
+	free(r);
+}
+
+static void stress_matrix(unsigned threads, bool disable_msi)
+{
+	static const struct {
+		unsigned batch;
+		bool api;
+	} b[] = { { 0, false }, { 1, false }, { 7, false }, { 64, false }, { 100, true } };
+
+	for (unsigned shift = 7; shift <= 8; shift++)
+		for (unsigned i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+			stress_one(threads, b[i].batch, b[i].api, shift, disable_msi, 100);
+}
+
+#define STRESS(name, threads, cons)              \
+	TEST_TIMEOUT(name, 120)                  \
+	{                                        \
+		stress_matrix(threads, cons);    \
+	}
+
+STRESS(stress_1p_msi, 1, false)
+STRESS(stress_1p_cons, 1, true)
+STRESS(stress_2p_msi, 2, false)
+STRESS(stress_2p_cons, 2, true)
+STRESS(stress_4p_msi, 4, false)
+STRESS(stress_4p_cons, 4, true)
+STRESS(stress_8p_msi, 8, false)
+STRESS(stress_8p_cons, 8, true)
+
+/* ---- invalidation visibility under contention ------------------------------------- */
+
+struct inval {
+	struct hwt_cmdq *q;
+	struct hwt_smmu_dev *dev;
+	uint16_t asid;
+	int err;
+	unsigned stale;
+};
+
+static void *invalidate(void *arg)
+{
+	struct inval *v = arg;
+
+	for (uint64_t i = 0; i < 300 && !v->err; i++) {
+		struct hwt_smmu_tlb_entry e = { .kind = HWT_SMMU_TLB_NH, .vmid = 1, .asid = v->asid,
+						.addr = i << 12, .size_log2 = 12 };
+		struct hwt_smmu_cmd c = { .op = HWT_SMMU_OP_TLBI_NH_VA };
+		uint64_t dw[2];
+
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_VMID, 1);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ASID, v->asid);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, e.addr);
+		v->err = hwt_smmu_encode(&c, dw);
+		if (!v->err)
+			v->err = hwt_smmu_dev_tlb_insert(v->dev, &e);
+		if (!v->err)
+			v->err = hwt_cmdq_issue_cmd_sync(v->q, dw);
+		if (!v->err && hwt_smmu_dev_tlb_lookup(v->dev, HWT_SMMU_TLB_NH, 1, v->asid, e.addr))
+			v->stale++;
+	}
+	return NULL;
+}
+
+static void invalidation_under_contention(bool disable_msi)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	struct inval v[4];
+	pthread_t t[4];
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.cmdqs = 7;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.disable_msipolling = disable_msi;
+	o.timeout_ns = 20000000000ull;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	for (int i = 0; i < 4; i++) {
+		v[i] = (struct inval){ q, dev, (uint16_t)(i + 1), 0, 0 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, invalidate, &v[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ASSERT_OK(v[i].err);
+		ASSERT_EQ(v[i].stale, 0);
+	}
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST_TIMEOUT(stress_invalidation_visible_msi, 120)
+{
+	invalidation_under_contention(false);
+}
+
+TEST_TIMEOUT(stress_invalidation_visible_cons, 120)
+{
+	invalidation_under_contention(true);
+}

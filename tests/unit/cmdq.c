@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/* The command queue's driver side against the software SMMU: index
+ * arithmetic, issue and sync in both modes, batches, invalidation
+ * visibility, timeouts, device stop, command errors, auto mode. */
+#include "harness/harness.h"
+
+#include <hwtune/hwtune.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cmdq/queue.h"
+#include "common/time.h"
+
+/* ---- pointer arithmetic -------------------------------------------------- */
+
+TEST(queue_pointer_arithmetic_at_wrap)
+{
+	const unsigned n = 7; /* 128 entries */
+	uint32_t wrap = 1u << n;
+
+	ASSERT_EQ(hwt__q_inc(n, 127, 1), wrap | 0);          /* idx wraps, WRP flips */
+	ASSERT_EQ(hwt__q_inc(n, wrap | 127, 1), 0);          /* and flips back */
+	ASSERT_EQ(hwt__q_inc(n, HWT__Q_OWNED | 126, 3), HWT__Q_OWNED | wrap | 1); /* OWNED kept */
+	ASSERT_EQ(hwt__q_inc(n, 5, 128), wrap | 5);          /* a whole lap */
+	ASSERT_TRUE(hwt__q_empty(n, 5, 5));
+	ASSERT_TRUE(hwt__q_full(n, wrap | 5, 5));
+	ASSERT_FALSE(hwt__q_full(n, 5, 5));
+	ASSERT_EQ(hwt__q_space(n, 5, 5), 128);
+	ASSERT_EQ(hwt__q_space(n, wrap | 5, 5), 0);
+	ASSERT_EQ(hwt__q_space(n, wrap | 2, 120), 118);      /* prod lapped to idx 2 */
+	ASSERT_EQ(hwt__q_space(n, 127, 0), 1);
+	ASSERT_TRUE(hwt__q_has_space(n, wrap | 2, 120, 118));
+	ASSERT_FALSE(hwt__q_has_space(n, wrap | 2, 120, 119));
+	/* consumed: cons past prod in the same lap, or not yet reached it
+	 * again in the next */
+	ASSERT_FALSE(hwt__q_consumed(n, 10, 10));
+	ASSERT_TRUE(hwt__q_consumed(n, 11, 10));
+	ASSERT_TRUE(hwt__q_consumed(n, wrap | 0, 127));
+	ASSERT_TRUE(hwt__q_consumed(n, wrap | 10, 10));
+	ASSERT_FALSE(hwt__q_consumed(n, wrap | 11, 10));
+	ASSERT_FALSE(hwt__q_consumed(n, 127, wrap | 0));
+}
+
+/* ---- fixtures -------------------------------------------------------------- */
+
+struct logbuf {
+	pthread_mutex_t lock;
+	char text[8192];
+	size_t len;
+};
+
+static void log_hook(void *ctx, const char *msg)
+{
+	struct logbuf *l = ctx;
+
+	pthread_mutex_lock(&l->lock);
+	l->len += snprintf(l->text + l->len, sizeof(l->text) - l->len, "%s\n", msg);
+	if (l->len >= sizeof(l->text))
+		l->len = sizeof(l->text) - 1;
+	pthread_mutex_unlock(&l->lock);
+}
+
+static bool logged(struct logbuf *l, const char *s)
+{
+	bool r;
+
+	pthread_mutex_lock(&l->lock);
+	r = strstr(l->text, s) != NULL;
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+struct rig {
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	struct logbuf log;
+};
+
+static void rig_up(struct rig *r, uint32_t idr0, bool disable_msi, unsigned shift,
+		   uint64_t timeout_ns)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->log.lock, NULL);
+	hwt_smmu_dev_config_default(&dc);
+	dc.idr0 = idr0;
+	dc.cmdqs = shift > 8 ? shift : 8;
+	ASSERT_OK(hwt_smmu_dev_create(&r->dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.entries_log2 = shift;
+	o.disable_msipolling = disable_msi;
+	o.timeout_ns = timeout_ns;
+	o.log = log_hook;
+	o.log_ctx = &r->log;
+	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(r->dev));
+}
+
+static void rig_down(struct rig *r)
+{
+	hwt_smmu_dev_stop(r->dev);
+	hwt_cmdq_destroy(r->q);
+	hwt_smmu_dev_destroy(r->dev);
+}
+
+#define ALL_FEATURES (HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC)
+
+static void encode(uint64_t dw[2], unsigned op, int nf, const enum hwt_smmu_field *f,
+		   const uint64_t *v)
+{
+	struct hwt_smmu_cmd c = { .op = (uint8_t)op };
+
+	for (int i = 0; i < nf; i++)
+		hwt_smmu_cmd_set(&c, f[i], v[i]);
+	ASSERT_OK(hwt_smmu_encode(&c, dw));
+}
+
+static void tlbi_va(uint64_t dw[2], uint16_t vmid, uint16_t asid, uint64_t va)
+{
+	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_VMID, HWT_SMMU_F_ASID, HWT_SMMU_F_ADDR };
+	uint64_t v[] = { vmid, asid, va };
+
+	encode(dw, HWT_SMMU_OP_TLBI_NH_VA, 3, f, v);
+}
+
+static void cfgi_ste(uint64_t dw[2], uint32_t sid)
+{
+	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID };
+	uint64_t v[] = { sid };
+
+	encode(dw, HWT_SMMU_OP_CFGI_STE, 1, f, v);
+}
+
+/* ---- creation ----------------------------------------------------------------- */
+
+TEST(create_refuses_bad_sizes)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.cmdqs = 8;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.entries_log2 = 6; /* 64 entries: one batch + a sync would not fit */
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	o.entries_log2 = 9; /* beyond IDR1.CMDQS */
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	o.entries_log2 = 0; /* the device's CMDQS */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 1, false), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 256, true), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 0, false), 0);
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST(msipolling_follows_the_kernel_rule)
+{
+	static const struct {
+		uint32_t idr0;
+		bool disable, msi;
+	} cases[] = {
+		{ ALL_FEATURES, false, true },
+		{ ALL_FEATURES, true, false },
+		{ HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV, false, false },    /* no COHACC */
+		{ HWT_SMMU_IDR0_COHACC | HWT_SMMU_IDR0_SEV, false, false }, /* no MSI */
+		{ HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_COHACC, false, true },  /* no SEV */
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hwt_cmdq_info info;
+		struct rig r;
+
+		rig_up(&r, cases[i].idr0, cases[i].disable, 8, 1000000000);
+		hwt_cmdq_info(r.q, &info);
+		ASSERT_EQ(info.msipolling, cases[i].msi);
+		ASSERT_TRUE(info.reason[0]);
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+		rig_down(&r);
+	}
+}
+
+TEST(environment_disables_msipolling)
+{
+	struct hwt_cmdq_options o;
+
+	setenv("HWTUNE_DISABLE_MSIPOLLING", "1", 1);
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	ASSERT_TRUE(o.disable_msipolling);
+	setenv("HWTUNE_DISABLE_MSIPOLLING", "0", 1);
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	ASSERT_FALSE(o.disable_msipolling);
+	setenv("HWTUNE_DISABLE_MSIPOLLING", "yes", 1);
+	ASSERT_EQ(hwt_cmdq_options_default(&o), -EINVAL);
+	unsetenv("HWTUNE_DISABLE_MSIPOLLING");
+}
+
+/* ---- issue and sync --------------------------------------------------------------- */
+
+static void issue_and_sync(uint32_t idr0, bool disable_msi)
+{
+	struct hwt_smmu_dev_stats st;
+	uint64_t dw[2];
+	struct rig r;
+
+	rig_up(&r, idr0, disable_msi, 7, 1000000000);
+	/* 1000 syncs alone, 1000 commands with and without syncs: many laps
+	 * of a 128-entry queue */
+	for (int i = 0; i < 1000; i++)
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	for (int i = 0; i < 1000; i++) {
+		cfgi_ste(dw, (uint32_t)i);
+		ASSERT_OK(i % 3 ? hwt_cmdq_issue_cmd(r.q, dw) : hwt_cmdq_issue_cmd_sync(r.q, dw));
+	}
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	ASSERT_EQ(st.cmds, 1000 + 1000 + 334 + 1);
+	ASSERT_EQ(st.syncs, 1000 + 334 + 1);
+	ASSERT_EQ(st.errors, 0);
+	if (!disable_msi && (idr0 & HWT_SMMU_IDR0_MSI))
+		ASSERT_EQ(st.msi_writes, st.syncs);
+	else
+		ASSERT_EQ(st.msi_writes, 0);
+	rig_down(&r);
+}
+
+TEST(issue_and_sync_msi)
+{
+	issue_and_sync(ALL_FEATURES, false);
+}
+
+TEST(issue_and_sync_cons_polling)
+{
+	issue_and_sync(ALL_FEATURES, true);
+}
+
+TEST(issue_and_sync_cons_polling_without_sev)
+{
+	issue_and_sync(HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_COHACC, true);
+}
+
+TEST(batch_flushes_at_64_and_syncs_on_submit)
+{
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_batch b;
+	uint64_t dw[2];
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 8, 1000000000);
+	hwt_cmdq_batch_init(&b, r.q);
+	for (uint32_t i = 0; i < 130; i++) {
+		cfgi_ste(dw, i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, dw));
+	}
+	ASSERT_EQ(b.num, 2); /* flushed twice without a sync */
+	ASSERT_OK(hwt_cmdq_batch_submit(&b));
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	ASSERT_EQ(st.cmds, 131);
+	ASSERT_EQ(st.syncs, 1);
+	rig_down(&r);
+}
+
+/* CMD_SYNC completed => every earlier invalidation took effect. */
+static void invalidation_visible(bool disable_msi)
+{
+	struct rig r;
+	uint64_t dw[2];
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, 1000000000);
+	for (uint32_t i = 0; i < 300; i++) {
+		struct hwt_smmu_tlb_entry e = { .kind = HWT_SMMU_TLB_NH, .vmid = 3,
+						.asid = (uint16_t)(i % 7), .addr = 0x10000ull * i,
+						.size_log2 = 12 };
+
+		ASSERT_OK(hwt_smmu_dev_tlb_insert(r.dev, &e));
+		ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, i, 0));
+		ASSERT_TRUE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
+		tlbi_va(dw, 3, e.asid, e.addr);
+		ASSERT_OK(hwt_cmdq_issue_cmd(r.q, dw));
+		cfgi_ste(dw, i);
+		ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+		ASSERT_FALSE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
+		ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, i, 0));
+	}
+	rig_down(&r);
+}
+
+TEST(invalidation_visible_after_sync_msi)
+{
+	invalidation_visible(false);
+}
+
+TEST(invalidation_visible_after_sync_cons)
+{
+	invalidation_visible(true);
+}
+
+/* ---- timeouts and a stopped device ---------------------------------------------- */
+
+static void times_out(bool disable_msi)
+{
+	const uint64_t timeout = 200000000; /* 200 ms */
+	struct timespec a, b;
+	double ms;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, timeout);
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	TLOG("timed out after %.1f ms (deadline 200 ms)", ms);
+	ASSERT_TRUE(ms >= 200.0);
+	ASSERT_TRUE(ms <= 220.0 * hwt_test_scale());
+	ASSERT_TRUE(logged(&r.log, "CMD_SYNC timeout at 0x"));
+	/* resumed, the queue drains and works again */
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	for (int i = 0; i < 300; i++)
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	rig_down(&r);
+}
+
+TEST(sync_times_out_when_device_paused_msi)
+{
+	times_out(false);
+}
+
+TEST(sync_times_out_when_device_paused_cons)
+{
+	times_out(true);
+}
+
+TEST(full_queue_times_out_when_device_paused)
+{
+	uint64_t cmds[100][2];
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
+	for (int i = 0; i < 100; i++)
+		cfgi_ste(cmds[i], (uint32_t)i);
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false));
+	ASSERT_EQ(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false), -ETIMEDOUT);
+	ASSERT_TRUE(logged(&r.log, "CMDQ timeout"));
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, true));
+	rig_down(&r);
+}
+
+struct waiter {
+	struct hwt_cmdq *q;
+	int result;
+};
+
+static void *sync_forever(void *arg)
+{
+	struct waiter *w = arg;
+	int err;
+
+	while ((err = hwt_cmdq_sync(w->q)) == 0)
+		;
+	w->result = err;
+	return NULL;
+}
+
+static void stop_wakes_waiters(bool disable_msi)
+{
+	struct waiter w[4];
+	pthread_t t[4];
+	struct rig r;
+
+	/* deadline 30 s: the waiters must return because of the stop */
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, 30000000000ull);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct waiter){ r.q, 0 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, sync_forever, &w[i]), 0);
+	}
+	hwt__sleep_ns(50000000);
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev)); /* waiters are now stuck in a wait */
+	hwt__sleep_ns(20000000);
+	ASSERT_OK(hwt_smmu_dev_stop(r.dev));
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ASSERT_EQ(w[i].result, -ENODEV);
+	}
+	hwt_cmdq_destroy(r.q);
+	hwt_smmu_dev_destroy(r.dev);
+}
+
+TEST(device_stop_wakes_waiters_msi)
+{
+	stop_wakes_waiters(false);
+}
+
+TEST(device_stop_wakes_waiters_cons)
+{
+	stop_wakes_waiters(true);
+}
+
+/* ---- command errors ---------------------------------------------------------------- */
+
+static void command_errors(bool disable_msi)
+{
+	struct hwt_smmu_dev_stats st;
+	uint64_t dw[2], bad[2] = { 0x7f, 0 }; /* no such opcode */
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, 1000000000);
+
+	/* ILL: the bad command is replaced by a CMD_SYNC, the rest executes */
+	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 5, 0));
+	ASSERT_OK(hwt_cmdq_issue_cmd(r.q, bad));
+	cfgi_ste(dw, 5);
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 5, 0));
+	ASSERT_TRUE(logged(&r.log, "Illegal command"));
+	ASSERT_TRUE(logged(&r.log, "skipping command in error state: 0x000000000000007f"));
+
+	/* ABT: the fetch is retried */
+	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 6, 0));
+	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ABT));
+	cfgi_ste(dw, 6);
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 6, 0));
+	ASSERT_TRUE(logged(&r.log, "Abort on command fetch"));
+	ASSERT_TRUE(logged(&r.log, "retrying command fetch"));
+
+	/* ATC_INV_SYNC: the sync is re-executed */
+	ASSERT_OK(hwt_smmu_dev_atc_insert(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000, 12));
+	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ATC_TIMEOUT));
+	{
+		static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID, HWT_SMMU_F_SIZE };
+		uint64_t v[] = { 9, 52 }; /* the whole ATC of SID 9 */
+
+		encode(dw, HWT_SMMU_OP_ATC_INV, 2, f, v);
+	}
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	ASSERT_FALSE(hwt_smmu_dev_atc_lookup(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000));
+	ASSERT_TRUE(logged(&r.log, "ATC invalidate timeout"));
+
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	ASSERT_EQ(st.errors, 3);
+	for (int i = 0; i < 200; i++) /* still healthy, over laps */
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	rig_down(&r);
+}
+
+TEST(command_errors_msi)
+{
+	command_errors(false);
+}
+
+TEST(command_errors_cons)
+{
+	command_errors(true);
+}
+
+/* ---- auto mode ---------------------------------------------------------------------- */
+
+TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.auto_poll = true;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	hwt_cmdq_info(q, &info);
+	ASSERT_FALSE(info.measured);
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_cmdq_info(q, &info);
+	TLOG("%s", info.reason);
+	ASSERT_TRUE(info.measured);
+	ASSERT_GT(info.msi_ns, 0);
+	ASSERT_GT(info.sev_ns, 0);
+	ASSERT_EQ(info.msipolling, info.msi_ns <= info.sev_ns);
+	ASSERT_TRUE(strstr(info.reason, "auto:") != NULL);
+	for (int i = 0; i < 100; i++)
+		ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
