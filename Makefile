@@ -139,7 +139,7 @@ check-native: tests
 # The stress suite again under ThreadSanitizer (native only).
 check-tsan:
 	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan OPT="-O1 -g" tests
-	@HWT_TEST_ONLY=stress_ sh tests/run.sh tsan build/tsan $(COUNTS)
+	@TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" HWT_TEST_ONLY=stress_ sh tests/run.sh tsan build/tsan $(COUNTS)
 
 check-cross:
 ifeq ($(CROSS),)

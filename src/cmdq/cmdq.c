@@ -20,7 +20,7 @@
  *   R_VALID/A_VALID  entry writes -> owner's poll of the valid map
  *   R_OWNER/A_OWNER  previous owner done (PROD written) -> next owner
  *   R_LLQ/A_LLQ      shadow cons refresh -> allocators reusing those slots
- *   R_XUNLOCK/A_SLOCK, R_SUNLOCK/A_XLOCK   the counter lock
+ *   R_XUNLOCK/A_SLOCK, R_SUNLOCK/A_XLOCK and A_LAST   the counter lock
  *   D1 (regs.h)/A_PROD (device)  PROD publication -> device reads entries
  *   R_CONS (device)/A_CONS        device executed -> CONS waiter
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
@@ -215,15 +215,19 @@ static void shared_lock(struct hwt_cmdq *q)
 
 static void shared_unlock(struct hwt_cmdq *q)
 {
-	/* R_SUNLOCK: pairs with A_XLOCK. */
+	/* R_SUNLOCK: pairs with A_XLOCK and A_LAST. */
 	atomic_fetch_sub_explicit(&q->lock, 1, memory_order_release);
 }
 
-/* Fails when we look like the last holder (racy by design: a false
- * "last" only costs one extra refresh of the shadow cons). */
+/*
+ * Fails when we look like the last holder (racy by design: a false "last"
+ * only costs one extra refresh of the shadow cons).  A_LAST: acquire, pairs
+ * with the other waiters' R_SUNLOCK, so their reads of their own sync slots
+ * happen before our refresh lets allocators rewrite those slots.
+ */
 static bool shared_tryunlock(struct hwt_cmdq *q)
 {
-	if (atomic_load_explicit(&q->lock, memory_order_relaxed) == 1)
+	if (atomic_load_explicit(&q->lock, memory_order_acquire) == 1) /* A_LAST */
 		return false;
 	shared_unlock(q);
 	return true;
