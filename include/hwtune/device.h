@@ -65,7 +65,8 @@ struct hwt_smmu_dev_config {
 	 * per executed command other than CMD_SYNC. */
 	unsigned msi_cost_ns, sev_cost_ns, cmd_cost_ns;
 	/* Executes every command except CMD_SYNC instead of the built-in SMMU
-	 * executor (dw in host order).  Returns HWT_SMMU_CERROR_NONE, or a
+	 * executor (dw in host order).  Opcode 0x46 stays a CMD_SYNC, decoded
+	 * and checked by the device; every other encoding is the handler's.  Returns HWT_SMMU_CERROR_NONE, or a
 	 * CERROR that stops the queue (anything else counts as ILL).  Runs on
 	 * the consumer thread. */
 	int (*handler)(void *ctx, const uint64_t dw[2]);
@@ -130,7 +131,8 @@ struct hwt_smmu_dev_stats {
 	uint64_t msi_writes;   /* CMD_SYNC MSI writes */
 	uint64_t sync_irqs;    /* CMD_SYNC wired interrupts (sync_irq) */
 	uint64_t sevs;         /* SEVs sent (sync, full -> not full, stop) */
-	uint64_t errors;       /* CONS.ERR raised */
+	uint64_t errors;       /* CONS.ERR raised, and CMD_SYNC MSIs to unmapped addresses
+				* (GERROR bit 4, MSI_CMDQ_ABT_ERR) */
 	uint64_t sleeps;       /* doorbell futex sleeps of the consumer */
 	uint64_t cons_updates; /* CONS stores */
 	uint64_t invalidated;  /* cache-model entries invalidated */
