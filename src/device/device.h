@@ -48,7 +48,9 @@ void *hwt__smmu_dev_dma_va(struct hwt_smmu_dev *dev, uint64_t iova, size_t len);
 
 /*
  * The GERROR interrupt line: fn(ctx) is called on the consumer thread after
- * it raised a global error (GERROR toggled, CONS.ERR set for CMDQ_ERR).  The
+ * it raised a global error (for CMDQ_ERR: CONS.ERR set, then GERROR toggled,
+ * then this call).  A driver that notices CONS.ERR by polling must wait for
+ * GERROR ^ GERRORN to show the error before acknowledging it.  The
  * handler may acknowledge from there (hwt__reg_write_gerrorn).  NULL
  * disconnects.  Safe to call while the device runs.
  */

@@ -132,9 +132,18 @@ static uint32_t tq_wait_err(struct tq *t)
 	return cons_err(t);
 }
 
+/* Acknowledge like a driver: what GERROR reports as active.  GERROR toggles
+ * just after CONS.ERR is set, so wait for it (bounded). */
 static void ack_errors(struct tq *t)
 {
-	hwt__reg_write_gerrorn(t->r, hwt__reg_read_gerror(t->r));
+	uint64_t deadline = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+	uint32_t g;
+
+	while (!(((g = hwt__reg_read_gerror(t->r)) ^
+		  atomic_load_explicit(&t->r->gerrorn, memory_order_relaxed)) &
+		 HWT_SMMU_GERROR_CMDQ_ERR))
+		ASSERT_LT(hwt__now_ns(), deadline);
+	hwt__reg_write_gerrorn(t->r, g);
 }
 
 static void sleep_ms(unsigned ms)
