@@ -4,6 +4,7 @@
 #define HWT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,6 +16,8 @@ int cmd_probe(int argc, char **argv);
 int cmd_cmdq(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_main(int argc, char **argv);
+/* hwtune cmdq, also copying its recommendation to reco (NULL: none). */
+int cmdq_run(int argc, char **argv, char *reco, size_t len);
 
 /* Print "hwtune: <msg>" to stderr (no trailing newline needed). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -24,29 +24,6 @@
 #include <string.h>
 #include <time.h>
 
-/* pause/relax hint for the ping-pong spin (tools cannot use src/arch) */
-#if defined(__x86_64__) || defined(__i386__)
-static inline void relax(void)
-{
-	__builtin_ia32_pause();
-}
-#elif defined(__aarch64__)
-static inline void relax(void)
-{
-	__asm__ __volatile__("yield" ::: "memory");
-}
-#elif defined(__riscv)
-static inline void relax(void)
-{
-	__asm__ __volatile__(".4byte 0x0100000f" ::: "memory"); /* pause */
-}
-#else
-static inline void relax(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-}
-#endif
-
 enum { M_MSI, M_SEV, M_N };
 static const char *const mode_name[M_N] = { "msi", "sev" };
 static const char *const mode_long[M_N] = { "MSI polling", "CONS polling" };
@@ -172,7 +149,7 @@ static uint32_t pp_wait(struct bench *b, _Atomic uint32_t *p, uint32_t old, bool
 
 		if (changed ? v != old : v == want)
 			return v;
-		relax();
+		hwt_cpu_relax();
 		if (n % 128)
 			continue;
 		t = now_ns();
@@ -951,7 +928,8 @@ static void build_cmds(struct worker *w, unsigned batch)
 	}
 }
 
-int cmd_cmdq(int argc, char **argv)
+/* Runs the benchmark; the recommendation is also copied to reco (if any). */
+int cmdq_run(int argc, char **argv, char *reco, size_t len)
 {
 	struct opts o;
 	struct bench b;
@@ -1075,6 +1053,8 @@ int cmd_cmdq(int argc, char **argv)
 		goto out;
 	}
 	summarize(&b, &r);
+	if (reco)
+		snprintf(reco, len, "%s", r.recommend);
 	if (o.json)
 		print_json(&b, &r);
 	else
@@ -1099,4 +1079,9 @@ out:
 	free(b.floor);
 	hwt_cpus_free(&prod);
 	return rc;
+}
+
+int cmd_cmdq(int argc, char **argv)
+{
+	return cmdq_run(argc, argv, NULL, 0);
 }

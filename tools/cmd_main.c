@@ -10,7 +10,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: hwtune [--no-cache]\n\n"
 		   "Measure this machine and recommend settings:\n"
 		   "  misaligned accesses   'hwtune probe' on every allowed CPU (cached per boot;\n"
-		   "                        HWTUNE_UNALIGNED_SCALAR_SPEED overrides it)\n\n"
+		   "                        HWTUNE_UNALIGNED_SCALAR_SPEED overrides it)\n"
+		   "  CMD_SYNC completion   'hwtune cmdq': MSI polling against CONS polling on an\n"
+		   "                        empty queue, interleaved with the cache-line floor\n"
+		   "                        (HWTUNE_DISABLE_MSIPOLLING=1 measures CONS polling only)\n\n"
 		   "  --no-cache   measure again, do not touch the cache\n"
 		   "  -h, --help   this text\n\n"
 		   "See 'hwtune --help' for the commands.\n");
@@ -21,6 +24,7 @@ int cmd_main(int argc, char **argv)
 	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_misaligned_report r;
 	const char *bad = NULL;
+	char reco[200];
 	int s;
 
 	for (int i = 1; i < argc; i++) {
@@ -51,6 +55,16 @@ int cmd_main(int argc, char **argv)
 	}
 	probe_print_human(stdout, &r);
 	printf("recommendation: %s\n", probe_recommendation(r.summary));
+
+	printf("\n== CMD_SYNC completion\n");
+	fflush(stdout);
+	s = cmdq_run(1, (char *[]){ "cmdq", NULL }, reco, sizeof(reco));
+	if (s)
+		snprintf(reco, sizeof(reco), "not measured (hwtune cmdq failed)");
+
+	printf("\n== recommendations\n");
+	printf("  misaligned accesses: %s\n", probe_recommendation(r.summary));
+	printf("  CMD_SYNC completion: %s\n", reco);
 	hwt_misaligned_report_free(&r);
-	return fflush(stdout) ? 1 : 0;
+	return fflush(stdout) || s ? 1 : 0;
 }

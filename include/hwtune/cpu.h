@@ -50,6 +50,10 @@ HWT_API int hwt_cpu_online(const char *sysfs_root, struct hwt_cpus *out);
  * or core_cpus_list); a CPU with no topology directory is its own only sibling. */
 HWT_API int hwt_cpu_smt_siblings(const char *sysfs_root, int cpu, struct hwt_cpus *out);
 
+/* The CPU's spin-loop hint (pause / yield / Zihintpause), for callers'
+ * own bounded spins. */
+HWT_API void hwt_cpu_relax(void);
+
 enum hwt_run_mode {
 	HWT_RUN_PARALLEL, /* one pinned thread per CPU, released together */
 	HWT_RUN_SERIAL,   /* one CPU after another */

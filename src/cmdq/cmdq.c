@@ -51,6 +51,7 @@
 #define CACHELINE 64
 #define BITS_PER_WORD 64
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
+#define YIELD_NS 200000   /* device waits without events: yielding before sleeping */
 
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 
@@ -159,7 +160,7 @@ struct devwait {
 static int devwait_step(struct devwait *w, bool use_events)
 {
 	struct hwt_cmdq *q = w->q;
-	uint64_t now;
+	uint64_t now, elapsed;
 
 	if (++w->polls & w->every) {
 		hwt__cpu_relax();
@@ -174,13 +175,15 @@ static int devwait_step(struct devwait *w, bool use_events)
 		return -ETIMEDOUT;
 	if (!hwt__reg_enabled(q->regs))
 		return -ENODEV;
-	if (now - w->start < q->spin_ns) {
-		/* Past a short spin, yield: the device thread may share our CPU
-		 * and then only runs when we let it. */
-		if (now - w->start < SPIN_ONLY_NS)
-			hwt__cpu_relax();
-		else
-			sched_yield();
+	elapsed = now - w->start;
+	if (elapsed < SPIN_ONLY_NS) {
+		hwt__cpu_relax();
+		return 0;
+	}
+	/* Past a short spin, yield: the device thread may share our CPU and
+	 * then only runs when we let it. */
+	if (elapsed < q->spin_ns) {
+		sched_yield();
 		return 0;
 	}
 	if (use_events) {
@@ -189,11 +192,15 @@ static int devwait_step(struct devwait *w, bool use_events)
 		hwt__reg_wait_event(q->regs, left < 1000000 ? left : 1000000, w->waiting, w->arg);
 		return 0;
 	}
-	if (!w->sleep_ns)
+	/* Nothing will wake us (MSI writes and a draining queue send no
+	 * event): keep yielding a while, since a sleep costs the timer slack
+	 * (~50 us), then sleep with a growing period. */
+	if (elapsed < q->spin_ns + YIELD_NS) {
 		sched_yield();
-	w->sleep_ns = !w->sleep_ns ? 1000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
-	if (w->sleep_ns > 1000)
-		hwt__sleep_ns(w->sleep_ns);
+		return 0;
+	}
+	w->sleep_ns = !w->sleep_ns ? 2000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
+	hwt__sleep_ns(w->sleep_ns);
 	return 0;
 }
 
