@@ -24,7 +24,16 @@ static struct test tests[MAX_TESTS];
 static unsigned ntests;
 static char *reason; /* MAP_SHARED page: the child's failure or skip text */
 static int verbose;
+static volatile pid_t running_child; /* the test in progress, for on_signal() */
 const char *hwt_test_argv0;
+
+/* Killed from outside (timeout(1), ^C): take the running test with us. */
+static void on_signal(int sig)
+{
+	if (running_child > 0)
+		kill(-running_child, SIGKILL);
+	_exit(128 + sig);
+}
 
 void hwt_test_register(const char *name, hwt_test_fn fn, unsigned timeout_s)
 {
@@ -114,6 +123,7 @@ static int run_one(const struct test *t)
 		_exit(0);
 	}
 	setpgid(pid, pid);
+	running_child = pid;
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
@@ -127,11 +137,13 @@ static int run_one(const struct test *t)
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
+			running_child = 0;
 			snprintf(reason, REASON_MAX, "timeout after %.0f s", limit);
 			return 1;
 		}
 		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	}
+	running_child = 0;
 	if (WIFSIGNALED(status)) {
 		snprintf(reason, REASON_MAX, "killed by signal %d (%s)", WTERMSIG(status),
 			 strsignal(WTERMSIG(status)));
@@ -179,6 +191,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_signal);
 	reason = mmap(NULL, REASON_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (reason == MAP_FAILED) {
 		perror("mmap");
