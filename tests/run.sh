@@ -6,10 +6,13 @@
 label=$1 build=$2 counts=$3 wrapper=$4
 pass=0 fail=0 skip=0
 # Programs in BUILD/tests, then the CLI scripts in tests/cli (TAP on stdout),
-# which find the tool as $HWTUNE (with the emulator wrapper in front).
+# which find the tool as $HWTUNE (with the emulator wrapper in front), and on
+# the native stage the build checks in tests/native/*.sh.
 HWTUNE="$wrapper $build/hwtune"
 export HWTUNE
-for t in "$build"/tests/* tests/cli/*.sh; do
+native=
+[ "$label" = native ] && native=$(ls tests/native/*.sh 2>/dev/null)
+for t in "$build"/tests/* tests/cli/*.sh $native; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	case "$name" in "${HWT_TEST_ONLY:-}"*) ;; *) continue ;; esac

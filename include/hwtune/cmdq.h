@@ -29,13 +29,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#ifndef HWT_API
-#define HWT_API __attribute__((visibility("default")))
-#endif
+#include "hwtune/api.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 struct hwt_cmdq;
 struct hwt_smmu_dev;
@@ -111,8 +107,6 @@ HWT_API void hwt_cmdq_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
  */
 HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q);
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #endif

@@ -13,13 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#ifndef HWT_API
-#define HWT_API __attribute__((visibility("default")))
-#endif
+#include "hwtune/api.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 struct hwt_cpus {
 	unsigned n;   /* number of CPUs in the set */
@@ -72,8 +68,6 @@ typedef void (*hwt_cpu_fn)(int cpu, void *arg);
 HWT_API int hwt_on_each_cpu(const struct hwt_cpus *set, enum hwt_run_mode mode, hwt_cpu_fn fn,
 			    void *arg, int *status);
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #endif

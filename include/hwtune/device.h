@@ -23,13 +23,9 @@
 
 #include "hwtune/smmu.h"
 
-#ifndef HWT_API
-#define HWT_API __attribute__((visibility("default")))
-#endif
+#include "hwtune/api.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 struct hwt_smmu_dev;
 
@@ -192,8 +188,6 @@ HWT_API unsigned hwt_smmu_dev_cache_count(struct hwt_smmu_dev *dev);
 /* Empty every model. */
 HWT_API void hwt_smmu_dev_cache_clear(struct hwt_smmu_dev *dev);
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #endif

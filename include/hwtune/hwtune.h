@@ -10,22 +10,18 @@
 #ifndef HWTUNE_H
 #define HWTUNE_H
 
-#define HWT_API __attribute__((visibility("default")))
+#include "hwtune/api.h"
 
 #define HWT_VERSION_MAJOR 0
 #define HWT_VERSION_MINOR 1
 #define HWT_VERSION_PATCH 0
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 /* The library's version, "MAJOR.MINOR.PATCH" (may differ from the header's). */
 HWT_API const char *hwt_version(void);
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #include "hwtune/cpu.h"
 #include "hwtune/smmu.h"

@@ -21,13 +21,9 @@
 
 #include "hwtune/cpu.h"
 
-#ifndef HWT_API
-#define HWT_API __attribute__((visibility("default")))
-#endif
+#include "hwtune/api.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 /* Values of riscv_hwprobe's MISALIGNED_SCALAR_PERF key (9). */
 enum hwt_misaligned_speed {
@@ -148,8 +144,6 @@ HWT_API int hwt_misaligned_env_override(const char **bad);
  */
 HWT_API int hwt_misaligned_speed(void);
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #endif

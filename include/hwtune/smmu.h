@@ -15,13 +15,9 @@
 
 #include <stdint.h>
 
-#ifndef HWT_API
-#define HWT_API __attribute__((visibility("default")))
-#endif
+#include "hwtune/api.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+HWT_BEGIN_DECLS
 
 /* X(name, opcode) */
 #define HWT_SMMU_OPCODES(X)            \
@@ -307,8 +303,6 @@ HWT_API int hwt_smmu_tlbi_range_next(struct hwt_smmu_tlbi_range *r, struct hwt_s
 #define HWT_SMMU_GERROR_CMDQ_ERR (1u << 0)
 #define HWT_SMMU_CMDQ_OVF (1u << 31)
 
-#ifdef __cplusplus
-}
-#endif
+HWT_END_DECLS
 
 #endif
