@@ -344,13 +344,11 @@ static void write_entries(struct hwt_cmdq *q, uint32_t prod, const uint64_t (*cm
 
 static void build_sync(struct hwt_cmdq *q, uint32_t prod, uint64_t dw[2])
 {
-	uint64_t cs = q->msipoll ? HWT_SMMU_CS_IRQ : HWT_SMMU_CS_SEV;
-
-	dw[0] = HWT_SMMU_OP_CMD_SYNC | cs << 12 | (uint64_t)HWT_SMMU_SYNC_MSH_IS << 22 |
-		(uint64_t)HWT_SMMU_SYNC_MSIATTR_WB << 24;
 	/* MSI polling: the device writes MSIDATA (0) over this sync's own slot. */
-	dw[1] = q->msipoll ? (q->iova + 16ull * hwt__q_idx(q->shift, prod)) & 0x000ffffffffffffcull
-			   : 0;
+	if (q->msipoll)
+		hwt_smmu_sync_build(dw, HWT_SMMU_CS_IRQ, q->iova + 16ull * hwt__q_idx(q->shift, prod));
+	else
+		hwt_smmu_sync_build(dw, HWT_SMMU_CS_SEV, 0);
 }
 
 /*
@@ -610,10 +608,9 @@ static void gerror_irq(void *ctx)
 		cmdq_log(q, "skipping command in error state: 0x%016llx 0x%016llx",
 			 (unsigned long long)le64toh(slot[0]), (unsigned long long)le64toh(slot[1]));
 		/* A plain CMD_SYNC without MSI: nobody waits on it. */
-		dw[0] = HWT_SMMU_OP_CMD_SYNC | (uint64_t)HWT_SMMU_CS_SEV << 12 |
-			(uint64_t)HWT_SMMU_SYNC_MSH_IS << 22 | (uint64_t)HWT_SMMU_SYNC_MSIATTR_WB << 24;
+		hwt_smmu_sync_build(dw, HWT_SMMU_CS_SEV, 0);
 		slot[0] = htole64(dw[0]);
-		slot[1] = 0;
+		slot[1] = htole64(dw[1]);
 		break;
 	}
 	/* Release (in hwt__reg_write_gerrorn): the rewritten slot is visible
