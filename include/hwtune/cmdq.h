@@ -59,9 +59,11 @@ struct hwt_cmdq_options {
 HWT_API int hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
 
 /*
- * Create a queue on dev: allocates and maps queue memory and writes
- * CMDQ_BASE.  Call before hwt_smmu_dev_start().  -EINVAL bad options (queue
- * size out of range), -ENOMEM, -ENOSPC no DMA window left.
+ * Create a queue on a stopped dev: allocates and maps queue memory, resets
+ * PROD and CONS to 0 and writes CMDQ_BASE.  Then start the device.  -EINVAL
+ * bad options (queue size out of range), -EBUSY the device is running,
+ * -ENOMEM, -ENOSPC no DMA window left.  hwt_cmdq_destroy() stops the device
+ * if it still runs (it must not read freed queue memory).
  */
 HWT_API int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 			    const struct hwt_cmdq_options *opts);

@@ -301,6 +301,7 @@ HWT_API int hwt_smmu_tlbi_range_next(struct hwt_smmu_tlbi_range *r, struct hwt_s
 #define HWT_SMMU_CONS_ERR_SHIFT 24
 #define HWT_SMMU_CONS_ERR_MASK 0x7fu
 #define HWT_SMMU_GERROR_CMDQ_ERR (1u << 0)
+#define HWT_SMMU_GERROR_MSI_CMDQ_ABT (1u << 4)
 #define HWT_SMMU_CMDQ_OVF (1u << 31)
 
 HWT_END_DECLS

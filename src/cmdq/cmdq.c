@@ -77,6 +77,7 @@ struct hwt_cmdq {
 	uint64_t spin_ns;
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
+	pthread_mutex_t info_lock; /* info: read by anyone, rewritten by calibration */
 	struct hwt_cmdq_info info;
 };
 
@@ -304,16 +305,26 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 	w->waiting = space_waiting;
 	w->arg = &sw;
 	for (;;) {
-		if (exclusive_trylock(q)) {
+		uint32_t hwcons = read_cons(q); /* A_CONS */
+
+		/* Refresh only when the device moved (a failed attempt still
+		 * costs every allocator's CAS a retry), and from a CONS read
+		 * under the lock: an older value could move the shadow back
+		 * past a refresh made meanwhile, a lap or more. */
+		if (hwcons != llq_cons(*llq) && exclusive_trylock(q)) {
 			llq_set_cons(q, read_cons(q)); /* A_CONS, then R_LLQ */
 			exclusive_unlock(q);
 		}
 		*llq = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
 		if (hwt__q_has_space(q->shift, llq_prod(*llq), llq_cons(*llq), k))
 			return 0;
-		/* The device signals only the full -> not-full edge: sleep on
-		 * events while full, else back off (more space needs no edge). */
-		err = devwait_step(w, q->sev && hwt__q_full(q->shift, llq_prod(*llq), read_cons(q)));
+		/* The device signals only the full -> not-full edge of what it
+		 * was given: sleep on events while PROD shows a full queue, else
+		 * back off (more space needs no edge). */
+		err = devwait_step(w, q->sev && hwt__q_full(q->shift,
+							    atomic_load_explicit(&q->regs->prod,
+										 memory_order_relaxed),
+							    hwcons));
 		if (err) {
 			cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
 				 k, llq_prod(*llq), read_cons(q));
@@ -443,14 +454,18 @@ static int poll_until_msi(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t *cons
 	struct devwait w = { .q = q, .every = 63 };
 	int err;
 
-	/* A_MSI: pairs with the device's R_MSI; the device moved CONS past the
-	 * sync before writing, so everything up to the sync has executed. */
+	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
+	 * to the sync before writing, so everything before it has executed. */
 	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
 		err = devwait_step(&w, false);
 		if (err)
 			return err;
 	}
-	*cons = hwt__q_inc(q->shift, sync_prod, 1);
+	/* CONS passes the sync only after the MSI write: counting the sync's
+	 * own slot as not yet consumed keeps the shadow cons at or behind the
+	 * device's CONS, which is what makes a late MSI write harmless to a
+	 * waiter that gave up (see cmd_sync() in the device). */
+	*cons = sync_prod;
 	return 0;
 }
 
@@ -467,10 +482,20 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 			 hwt__reg_read_cons(q->regs));
 		cons = read_cons(q); /* never beyond what the device consumed */
 	}
-	/* The last waiter out refreshes the shadow cons; while any waiter holds
-	 * the lock, nobody else may, so no waiter's slot can be lapped twice. */
+	/*
+	 * The last waiter out refreshes the shadow cons; while any waiter holds
+	 * the lock, nobody else may, so no waiter's slot can be lapped twice.
+	 * Unlike the kernel, only when less than half the queue looks free:
+	 * the refresh is a locked read-modify-write on the hottest line, and
+	 * skipping it is safe because a producer short of space refreshes
+	 * under the exclusive lock itself (wait_for_space()).
+	 */
 	if (!shared_tryunlock(q)) {
-		llq_set_cons(q, cons); /* R_LLQ */
+		uint64_t v = atomic_load_explicit(&q->llq, memory_order_relaxed);
+
+		if (hwt__q_space(q->shift, llq_prod(v), llq_cons(v)) < 1u << (q->shift - 1) &&
+		    cons != llq_cons(v))
+			llq_set_cons(q, cons); /* R_LLQ */
 		shared_unlock(q);
 	}
 	return err;
@@ -500,7 +525,7 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 	/* 1. Reserve k entries: CAS the shadow {prod, cons}.  Setting OWNED
 	 *    makes the first reserver after the flag was cleared the owner;
 	 *    later reservers gather behind it. */
-	old = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
+	old = atomic_load_explicit(&q->llq, memory_order_relaxed); /* the CAS acquires */
 	for (;;) {
 		if (!hwt__q_has_space(shift, llq_prod(old), llq_cons(old), k)) {
 			err = wait_for_space(q, &w, k, &old);
@@ -508,9 +533,10 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 				return err;
 		}
 		head = llq_make(hwt__q_inc(shift, llq_prod(old), k) | HWT__Q_OWNED, llq_cons(old));
-		/* A_LLQ on success and failure: the slots were freed by R_LLQ. */
-		if (atomic_compare_exchange_weak_explicit(&q->llq, &old, head, memory_order_acq_rel,
-							  memory_order_acquire))
+		/* A_LLQ: the slots we take were freed by R_LLQ (nothing pairs
+		 * with a release here: the entries are published by R_VALID). */
+		if (atomic_compare_exchange_weak_explicit(&q->llq, &old, head, memory_order_acquire,
+							  memory_order_relaxed))
 			break;
 	}
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
@@ -588,8 +614,12 @@ static void gerror_irq(void *ctx)
 	uint32_t cons, err, idx;
 	uint64_t *slot, dw[2];
 
-	if (!((gerror ^ gerrorn) & HWT_SMMU_GERROR_CMDQ_ERR))
+	if ((gerror ^ gerrorn) & HWT_SMMU_GERROR_MSI_CMDQ_ABT)
+		cmdq_log(q, "CMDQ MSI write aborted");
+	if (!((gerror ^ gerrorn) & HWT_SMMU_GERROR_CMDQ_ERR)) {
+		hwt__reg_write_gerrorn(q->regs, gerror);
 		return;
+	}
 	cons = hwt__reg_read_cons(q->regs); /* A_CONS */
 	err = cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK;
 	idx = hwt__q_idx(q->shift, cons);
@@ -677,10 +707,13 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	err = measure_modes(q, &msi, &sev);
 	if (err)
 		return err;
+	pthread_mutex_lock(&q->info_lock);
 	q->info.msi_ns = msi;
 	q->info.sev_ns = sev;
-	if (atomic_load_explicit(&q->calib, memory_order_relaxed) == CALIB_NONE)
+	if (atomic_load_explicit(&q->calib, memory_order_relaxed) == CALIB_NONE) {
+		pthread_mutex_unlock(&q->info_lock);
 		return 0; /* measured for the report; the configured mode stays */
+	}
 	q->msipoll = msi <= sev;
 	q->info.msipolling = q->msipoll;
 	q->info.measured = true;
@@ -689,6 +722,7 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 		 "(median of %d rounds of %d): %s",
 		 (unsigned long long)msi, (unsigned long long)sev, CALIB_ROUNDS, CALIB_SYNCS,
 		 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
+	pthread_mutex_unlock(&q->info_lock);
 	/* R_CALIB: pairs with A_CALIB, issuers see the chosen mode. */
 	atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release);
 	return 0;
@@ -781,8 +815,9 @@ int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
 
 void hwt_cmdq_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
 {
+	pthread_mutex_lock(&q->info_lock);
 	*info = q->info;
-	info->msipolling = q->msipoll;
+	pthread_mutex_unlock(&q->info_lock);
 }
 
 int hwt_cmdq_options_default(struct hwt_cmdq_options *o)
@@ -820,8 +855,13 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	if (!q)
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->info_lock, NULL);
 	q->dev = dev;
 	q->regs = hwt__smmu_dev_regs(dev);
+	if (hwt__reg_enabled(q->regs)) {
+		free(q);
+		return -EBUSY; /* a queue is attached while the device is stopped */
+	}
 	cmdqs = hwt__reg_idr1(q->regs) >> HWT_SMMU_IDR1_CMDQS_SHIFT & HWT_SMMU_IDR1_CMDQS_MASK;
 	shift = opts->entries_log2 ? opts->entries_log2 : cmdqs;
 	/* Refuse n <= 6: a full batch plus its CMD_SYNC must fit, and the
@@ -869,7 +909,12 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 			 "MSI polling: the device has MSI and COHACC");
 	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
 	hwt__smmu_dev_set_gerror_irq(dev, gerror_irq, q);
-	/* CMDQ_BASE: DMA address and LOG2SIZE, read by the device at start. */
+	/* A new queue starts empty at 0, as after the kernel's device reset
+	 * (PROD and CONS may be written while the queue is disabled); then
+	 * CMDQ_BASE: DMA address and LOG2SIZE.  The device reads all three at
+	 * start (acquire on CMDQ_BASE pairs with this release). */
+	atomic_store_explicit(&q->regs->prod, 0, memory_order_relaxed);
+	atomic_store_explicit(&q->regs->cons, 0, memory_order_relaxed);
 	atomic_store_explicit(&q->regs->cmdq_base, q->iova | shift, memory_order_release);
 	*out = q;
 	return 0;
@@ -884,8 +929,13 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 {
 	if (!q)
 		return;
+	/* The device must not read queue memory we free, nor call our
+	 * GERROR handler after it: stop it first if the caller did not. */
+	if (hwt__reg_enabled(q->regs))
+		hwt_smmu_dev_stop(q->dev);
 	hwt__smmu_dev_set_gerror_irq(q->dev, NULL, NULL);
 	hwt__smmu_dev_dma_unmap(q->dev, q->iova);
+	pthread_mutex_destroy(&q->info_lock);
 	free(q->mem);
 	free(q->valid);
 	free(q);

@@ -272,6 +272,7 @@ static void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 			      dev->cons_ovf | err << HWT_SMMU_CONS_ERR_SHIFT | cons,
 			      memory_order_release); /* R_CONS: pairs with A_CONS in read_cons(),
 						      * poll_until_consumed(), gerror_irq() (cmdq.c) */
+	dev->published = cons;
 	st_add(&dev->st.cons_updates, 1);
 	if (dev->full_seen) {
 		dev->full_seen = false;
@@ -401,8 +402,8 @@ static void msi_abort(struct hwt_smmu_dev *dev)
 
 	st_add(&dev->st.errors, 1);
 	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
-	      HWT__GERROR_MSI_CMDQ_ABT))
-		atomic_store_explicit(&dev->regs.gerror, g ^ HWT__GERROR_MSI_CMDQ_ABT,
+	      HWT_SMMU_GERROR_MSI_CMDQ_ABT))
+		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_MSI_CMDQ_ABT,
 				      memory_order_release); /* R_GERR */
 	raise_gerror_irq(dev);
 }
@@ -437,15 +438,54 @@ static uint32_t execute(struct hwt_smmu_dev *dev, const uint64_t dw[2])
 	return HWT_SMMU_CERROR_NONE;
 }
 
+/* The MSI target of a CMD_SYNC, or NULL (unmapped: an MSI abort). */
+static void *msi_target(struct hwt_smmu_dev *dev, uint64_t msiaddr, unsigned len)
+{
+	if (msiaddr - dev->q_iova < dev->q_bytes && dev->q_bytes - (msiaddr - dev->q_iova) >= len)
+		return (char *)dev->q + (msiaddr - dev->q_iova);
+	return translate(dev, msiaddr, len);
+}
+
+static void msi_write(struct hwt_smmu_dev *dev, void *p, unsigned len, uint32_t msidata)
+{
+	if (dev->cfg.msi_cost_ns)
+		busy_ns(dev->cfg.msi_cost_ns);
+	st_add(&dev->st.msi_writes, 1);
+	if (len == 8 && !((uintptr_t)p & 7)) {
+		/* Hi16xx: MSIDATA plus 32 zero bits in one store. */
+		atomic_store_explicit((_Atomic uint64_t *)p, htole64(msidata),
+				      memory_order_release); /* R_MSI: pairs with A_MSI
+							      * in poll_until_msi() */
+	} else {
+		if (len == 8) /* unaligned quirk target: high word first */
+			atomic_store_explicit((_Atomic uint32_t *)p + 1, 0, memory_order_relaxed);
+		atomic_store_explicit((_Atomic uint32_t *)p, htole32(msidata),
+				      memory_order_release); /* R_MSI: pairs with A_MSI
+							      * in poll_until_msi() */
+	}
+}
+
 /*
- * CMD_SYNC at cons: everything before it has executed.  CONS moves past it
- * first (R_CONS), then the signal.  Returns a CERROR (CONS unchanged).
+ * CMD_SYNC at cons: everything before it has executed.  Returns a CERROR
+ * (CONS unchanged).
+ *
+ * With an MSI, CONS first reaches the sync (everything before it done),
+ * then the MSI lands, and only then CONS passes the sync.  So whoever sees
+ * CONS past the sync knows the MSI write is done: a waiter that gave up
+ * (timeout, stop) and refreshed its shadow cons from CONS can never have
+ * the slot reused under a late MSI write; and the MSI waiter, which counts
+ * the sync's own slot as not yet free, never puts the shadow cons ahead of
+ * CONS.  (CONS past the sync before the MSI with the waiter counting the
+ * slot free would be the other consistent order; it loses the first
+ * property.)
  */
 static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_t cons)
 {
 	uint32_t cs = (uint32_t)(dw[0] >> 12) & 3;
 	uint64_t msiaddr = dw[1] & 0x000ffffffffffffcull;
 	uint32_t msidata = (uint32_t)(dw[0] >> 32);
+	unsigned len = dev->cfg.msi_64bit ? 8 : 4;
+	void *p = NULL;
 
 	if (((dw[0] & ~dev->sync_ok[0]) | (dw[1] & ~dev->sync_ok[1])) || cs == 3) {
 		struct hwt_smmu_cmd cmd;
@@ -463,36 +503,20 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 	/* counted before R_CONS: a waiter that saw CONS sees the counts */
 	st_add(&dev->st.cmds, 1);
 	st_add(&dev->st.syncs, 1);
+	if (cs == HWT_SMMU_CS_IRQ && msiaddr && (dev->cfg.idr0 & HWT_SMMU_IDR0_MSI)) {
+		p = msi_target(dev, msiaddr, len);
+		if (p) {
+			if (dev->published != cons)
+				publish_cons(dev, cons, HWT_SMMU_CERROR_NONE); /* R_CONS */
+			msi_write(dev, p, len, msidata);                       /* R_MSI */
+		}
+	}
 	publish_cons(dev, cons_inc(dev, cons), HWT_SMMU_CERROR_NONE); /* R_CONS */
 
 	if (cs == HWT_SMMU_CS_IRQ) {
 		if (msiaddr && (dev->cfg.idr0 & HWT_SMMU_IDR0_MSI)) {
-			unsigned len = dev->cfg.msi_64bit ? 8 : 4;
-			void *p = msiaddr - dev->q_iova < dev->q_bytes &&
-						  dev->q_bytes - (msiaddr - dev->q_iova) >= len
-					  ? (char *)dev->q + (msiaddr - dev->q_iova)
-					  : translate(dev, msiaddr, len);
-
-			if (!p) {
+			if (!p)
 				msi_abort(dev);
-				return HWT_SMMU_CERROR_NONE;
-			}
-			if (dev->cfg.msi_cost_ns)
-				busy_ns(dev->cfg.msi_cost_ns);
-			st_add(&dev->st.msi_writes, 1);
-			if (len == 8 && !((uintptr_t)p & 7)) {
-				/* Hi16xx: MSIDATA plus 32 zero bits in one store. */
-				atomic_store_explicit((_Atomic uint64_t *)p, htole64(msidata),
-						      memory_order_release); /* R_MSI: pairs with A_MSI
-									      * in poll_until_msi() */
-			} else {
-				if (len == 8) /* unaligned quirk target: high word first */
-					atomic_store_explicit((_Atomic uint32_t *)p + 1, 0,
-							      memory_order_relaxed);
-				atomic_store_explicit((_Atomic uint32_t *)p, htole32(msidata),
-						      memory_order_release); /* R_MSI: pairs with A_MSI
-									      * in poll_until_msi() */
-			}
 		} else if (dev->cfg.sync_irq) {
 			st_add(&dev->st.sync_irqs, 1);
 			dev->cfg.sync_irq(dev->cfg.sync_irq_ctx);
@@ -639,6 +663,7 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	cons = atomic_load_explicit(&dev->regs.cons, memory_order_relaxed);
 	dev->cons_ovf = cons & HWT_SMMU_CMDQ_OVF;
 	dev->cons = cons & dev->ptr_mask;
+	dev->published = dev->cons;
 	atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_STOP, memory_order_seq_cst);
 
 	err = -pthread_attr_init(&attr);

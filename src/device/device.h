@@ -29,7 +29,6 @@
 #define HWT__CMDQ_BASE_LOG2SIZE_MASK 0x1full
 #define HWT__CMDQ_BASE_RA (1ull << 62)
 /* GERROR.MSI_CMDQ_ABT_ERR: a CMD_SYNC MSI write to an unmapped MSIADDR. */
-#define HWT__GERROR_MSI_CMDQ_ABT (1u << 4)
 
 /* The register file shared with the driver (lives as long as dev). */
 struct hwt__smmu_regs *hwt__smmu_dev_regs(struct hwt_smmu_dev *dev);

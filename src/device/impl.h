@@ -93,6 +93,7 @@ struct hwt_smmu_dev {
 	uint32_t idx_mask;    /* IDX bits */
 	uint32_t wrap_bit;
 	uint32_t cons;        /* WRP | IDX of the next command */
+	uint32_t published;   /* WRP | IDX last stored to CONS */
 	uint32_t cons_ovf;    /* CONS bit 31, kept as found */
 	bool full_seen;       /* the queue was full at the last PROD read */
 	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */

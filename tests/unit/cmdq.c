@@ -500,3 +500,92 @@ TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
 }
+
+/* ---- regressions found in review ------------------------------------------------ */
+
+static _Atomic unsigned slow_executed;
+
+static int slow_handler(void *ctx, const uint64_t dw[2])
+{
+	(void)ctx, (void)dw;
+	hwt__sleep_ns(100000);
+	atomic_fetch_add_explicit(&slow_executed, 1, memory_order_relaxed);
+	return HWT_SMMU_CERROR_NONE;
+}
+
+/*
+ * A sync that timed out while the device was slow to write its MSI: the
+ * late MSI must not land on a reused slot and complete a later sync early.
+ */
+TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	static uint64_t cmds[127][2];
+	struct hwt_smmu_dev *dev;
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq *q;
+	int err;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.cmdqs = 7;
+	dc.msi_cost_ns = 200000000; /* the MSI write comes 200 ms late */
+	dc.handler = slow_handler;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.entries_log2 = 7;
+	o.timeout_ns = 150000000;
+	o.log = log_hook;
+	o.log_ctx = &log;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	/* 127 commands + a sync: the sync lands in the abandoned sync's slot */
+	for (int i = 0; i < 127; i++)
+		cmds[i][0] = 0x01 | (uint64_t)i << 32;
+	err = hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 127, true);
+	if (err == 0)
+		ASSERT_EQ(atomic_load_explicit(&slow_executed, memory_order_relaxed), 127);
+	else
+		ASSERT_EQ(err, -ETIMEDOUT);
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* A new queue on a device that already ran starts clean. */
+TEST(second_queue_on_a_used_device)
+{
+	struct hwt_smmu_dev_stats st;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 1000000000);
+	for (int i = 0; i < 5; i++)
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	ASSERT_EQ(hwt_cmdq_create(&(struct hwt_cmdq *){ NULL }, r.dev, NULL), -EBUSY);
+	ASSERT_OK(hwt_smmu_dev_stop(r.dev));
+	hwt_cmdq_destroy(r.q);
+	ASSERT_OK(hwt_cmdq_create(&r.q, r.dev, NULL));
+	ASSERT_OK(hwt_smmu_dev_start(r.dev));
+	for (int i = 0; i < 300; i++)
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	ASSERT_EQ(st.errors, 0);
+	ASSERT_FALSE(logged(&r.log, "error"));
+	rig_down(&r);
+}
+
+/* Destroying a queue whose device still runs stops the device first. */
+TEST(destroy_with_running_device_stops_it)
+{
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 1000000000);
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_cmdq_destroy(r.q);
+	r.q = NULL;
+	ASSERT_OK(hwt_cmdq_create(&r.q, r.dev, NULL)); /* stopped: attach works */
+	ASSERT_OK(hwt_smmu_dev_start(r.dev));
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	rig_down(&r);
+}
