@@ -326,6 +326,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 			  uint64_t max_sleep)
 {
 	uint64_t start = 0;
+	uint32_t db;
 
 	for (unsigned i = 1;; i++) {
 		if (atomic_load_explicit(&dev->regs.prod, memory_order_relaxed) != seen ||
@@ -345,12 +346,13 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 		hwt__cpu_relax();
 	}
 	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
+	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S1b */
 	if (atomic_load_explicit(&dev->regs.prod, memory_order_seq_cst) == seen &&         /* S2 */
 	    atomic_load_explicit(&dev->regs.gerrorn, memory_order_seq_cst) == gerrorn &&
 	    !(atomic_load_explicit(&dev->ctl, memory_order_seq_cst) &
 	      (HWT__CTL_STOP | HWT__CTL_PAUSE))) {
 		st_add(&dev->st.sleeps, 1);
-		hwt__futex_wait(&dev->regs.prod, seen, max_sleep);                         /* S3 */
+		hwt__futex_wait(&dev->regs.db, db, max_sleep);                             /* S3 */
 	}
 	atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
 }
@@ -693,7 +695,7 @@ out:
 /* Wake the consumer wherever it sleeps (doorbell or park). */
 static void kick(struct hwt_smmu_dev *dev)
 {
-	hwt__futex_wake(&dev->regs.prod, 1);
+	hwt__reg_ring(&dev->regs); /* D2/D3 after the caller's seq_cst ctl store (D1) */
 	hwt__futex_wake(&dev->ctl, 1);
 }
 

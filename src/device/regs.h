@@ -6,18 +6,22 @@
  * an SMMU through MMIO, and each one documents its ordering.
  *
  * Doorbell and events.  A device thread that finds no work spins briefly and
- * then sleeps in futex_wait on PROD; a CONS-polling waiter spins briefly and
- * then sleeps on the event word EVT, which the device bumps when it signals
- * SEV.  Each sleep is a Dekker handshake made of seq_cst operations only:
+ * then sleeps in futex_wait on the doorbell counter DB; a CONS-polling waiter
+ * spins briefly and then sleeps on the event word EVT, which the device bumps
+ * when it signals SEV.  Each sleep is a Dekker handshake made of seq_cst
+ * operations only:
  *
- *   driver (PROD write)               device (going to sleep)
- *   D1 store PROD         (seq_cst)   S1 store dev_sleeping=1   (seq_cst)
- *   D2 load dev_sleeping  (seq_cst)   S2 load PROD              (seq_cst)
- *                                     S3 futex_wait(PROD, seen)
+ *   writer (PROD, GERRORN, stop)      device (going to sleep)
+ *   D1 store the register (seq_cst)   S1 store dev_sleeping=1   (seq_cst)
+ *   D2 load dev_sleeping  (seq_cst)   S1b load DB               (seq_cst)
+ *   D3 if set: DB++, futex_wake(DB)   S2 load the registers     (seq_cst)
+ *                                     S3 futex_wait(DB, S1b's value)
  *
  * In the single total order of seq_cst operations either D2 sees S1 (the
- * driver wakes the device) or S2 sees D1 (the device does not sleep); and if
- * the wake comes before S3, futex_wait finds PROD != seen and returns.
+ * writer bumps DB and wakes) or S2 sees D1 (the device does not sleep); a
+ * bump after S1b makes S3 return at once.  Waiting on a counter that every
+ * writer bumps, not on PROD, is what keeps a GERRORN write or a stop from
+ * being lost between S2 and S3.
  * EVT uses the same pattern with evt_sleepers (W1/W2 against V1/V2 below).
  */
 #ifndef HWT_DEVICE_REGS_H
@@ -53,9 +57,19 @@ struct hwt__smmu_regs {
 	alignas(HWT__CACHELINE) _Atomic uint32_t evt;
 	_Atomic uint32_t evt_sleepers;
 
-	/* Device-owned doorbell state. */
+	/* Doorbell: the device sleeps on db while dev_sleeping is set. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t dev_sleeping;
+	_Atomic uint32_t db;
 };
+
+/* D2 and D3: after a register write (D1), wake a sleeping device. */
+static inline void hwt__reg_ring(struct hwt__smmu_regs *r)
+{
+	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst)) {          /* D2 */
+		atomic_fetch_add_explicit(&r->db, 1, memory_order_seq_cst);          /* D3 */
+		hwt__futex_wake(&r->db, 1);
+	}
+}
 
 /* --- driver side ------------------------------------------------------- */
 
@@ -77,8 +91,7 @@ static inline uint32_t hwt__reg_idr1(const struct hwt__smmu_regs *r)
 static inline void hwt__reg_write_prod(struct hwt__smmu_regs *r, uint32_t prod)
 {
 	atomic_store_explicit(&r->prod, prod, memory_order_seq_cst);              /* D1 */
-	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst))         /* D2 */
-		hwt__futex_wake(&r->prod, 1);
+	hwt__reg_ring(r);
 }
 
 /*
@@ -106,9 +119,8 @@ static inline int hwt__reg_enabled(const struct hwt__smmu_regs *r)
  * device's acquire load of GERRORN, so a rewritten queue entry is visible. */
 static inline void hwt__reg_write_gerrorn(struct hwt__smmu_regs *r, uint32_t v)
 {
-	atomic_store_explicit(&r->gerrorn, v, memory_order_seq_cst);
-	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst))
-		hwt__futex_wake(&r->prod, 1);
+	atomic_store_explicit(&r->gerrorn, v, memory_order_seq_cst);             /* D1 */
+	hwt__reg_ring(r);
 }
 
 /*
