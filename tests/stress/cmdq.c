@@ -289,3 +289,150 @@ TEST_TIMEOUT(stress_invalidation_visible_cons, 120)
 {
 	invalidation_under_contention(true);
 }
+
+/* ---- faults injected mid-stream ------------------------------------------------------ */
+
+#define POISON_OP 0x7f /* no such opcode: our handler reports it illegal */
+#define ATC_OP 0x40    /* ATC_INV's opcode: arms the injected ATC timeout */
+
+struct faults {
+	struct run r;
+	_Atomic unsigned poisons_issued, poisons_seen, ill_logs, abt_logs, atc_logs;
+	_Atomic bool stop;
+};
+
+static int fault_handler(void *ctx, const uint64_t dw[2])
+{
+	struct faults *f = ctx;
+
+	if ((dw[0] & 0xff) == POISON_OP) {
+		atomic_fetch_add_explicit(&f->poisons_seen, 1, memory_order_relaxed);
+		return HWT_SMMU_CERROR_ILL;
+	}
+	return handler(&f->r, (const uint64_t[2]){ STRESS_OP, dw[1] });
+}
+
+static void fault_log(void *ctx, const char *msg)
+{
+	struct faults *f = ctx;
+
+	if (strstr(msg, "Illegal command"))
+		atomic_fetch_add_explicit(&f->ill_logs, 1, memory_order_relaxed);
+	else if (strstr(msg, "Abort on command fetch"))
+		atomic_fetch_add_explicit(&f->abt_logs, 1, memory_order_relaxed);
+	else if (strstr(msg, "ATC invalidate timeout"))
+		atomic_fetch_add_explicit(&f->atc_logs, 1, memory_order_relaxed);
+}
+
+static void *fault_produce(void *arg)
+{
+	struct producer *pr = arg;
+	struct faults *f = (struct faults *)pr->r;
+	uint64_t cmds[8][2], seq = 0;
+
+	/* at least 400 rounds, and on until both injected faults were seen */
+	for (unsigned iter = 0; !pr->err && (iter < 400 || ((!f->abt_logs || !f->atc_logs) &&
+							     iter < 1000000));
+	     iter++) {
+		bool sync = iter % 3 == 2;
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < 7; i++, n++) {
+			if ((iter * 7 + i) % 50 == 17) { /* a poisoned command, no sequence */
+				cmds[n][0] = POISON_OP;
+				cmds[n][1] = 0;
+				atomic_fetch_add_explicit(&f->poisons_issued, 1, memory_order_relaxed);
+				continue;
+			}
+			cmds[n][0] = i == 3 ? ATC_OP : STRESS_OP;
+			cmds[n][1] = (uint64_t)pr->id << SEQ_BITS | seq++;
+		}
+		pr->err = hwt_cmdq_issue(f->r.q, (const uint64_t (*)[2])cmds, n, sync);
+		if (!pr->err && sync)
+			check_synced(&f->r, pr->id, seq);
+	}
+	if (!pr->err)
+		pr->err = hwt_cmdq_sync(f->r.q);
+	if (!pr->err)
+		check_synced(&f->r, pr->id, seq);
+	atomic_store_explicit(&f->r.issued[pr->id], seq, memory_order_relaxed);
+	return NULL;
+}
+
+static void *inject_faults(void *arg)
+{
+	struct faults *f = arg;
+
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		hwt_smmu_dev_inject(f->r.dev, HWT_SMMU_FAULT_ABT);
+		hwt_smmu_dev_inject(f->r.dev, HWT_SMMU_FAULT_ATC_TIMEOUT);
+		hwt__sleep_ns(300000);
+	}
+	return NULL;
+}
+
+static void faults_midstream(bool disable_msi)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_options o;
+	struct producer pr[4];
+	pthread_t t[4], inj;
+	struct faults *f = calloc(1, sizeof(*f));
+
+	pthread_mutex_init(&f->r.why_lock, NULL);
+	hwt_smmu_dev_config_default(&dc);
+	dc.cmdqs = 7;
+	dc.handler = fault_handler;
+	dc.handler_ctx = f;
+	ASSERT_OK(hwt_smmu_dev_create(&f->r.dev, &dc));
+	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.disable_msipolling = disable_msi;
+	o.timeout_ns = 20000000000ull;
+	o.log = fault_log;
+	o.log_ctx = f;
+	ASSERT_OK(hwt_cmdq_create(&f->r.q, f->r.dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(f->r.dev));
+	ASSERT_EQ(pthread_create(&inj, NULL, inject_faults, f), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		pr[i] = (struct producer){ &f->r, i, 0 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, fault_produce, &pr[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	atomic_store_explicit(&f->stop, true, memory_order_relaxed);
+	pthread_join(inj, NULL);
+	ASSERT_OK(hwt_cmdq_sync(f->r.q)); /* an ATC fault armed last fires here */
+	hwt_smmu_dev_get_stats(f->r.dev, &st);
+	hwt_smmu_dev_stop(f->r.dev);
+	for (unsigned i = 0; i < 4; i++) {
+		ASSERT_OK(pr[i].err);
+		/* no command lost, none twice, in order (checked by the handler) */
+		ASSERT_EQ(atomic_load_explicit(&f->r.executed[i], memory_order_relaxed),
+			  atomic_load_explicit(&f->r.issued[i], memory_order_relaxed));
+	}
+	if (atomic_load_explicit(&f->r.violations, memory_order_relaxed))
+		hwt_test_fail(__FILE__, __LINE__, "%s", f->r.why);
+	/* every bad command was seen once and reported once */
+	ASSERT_EQ(f->poisons_seen, f->poisons_issued);
+	ASSERT_EQ(f->ill_logs, f->poisons_issued);
+	ASSERT_EQ(st.errors, f->ill_logs + f->abt_logs + f->atc_logs);
+	TLOG("%s: %u illegal, %u fetch aborts, %u ATC timeouts, %llu commands",
+	     disable_msi ? "cons" : "msi", f->ill_logs, f->abt_logs, f->atc_logs,
+	     (unsigned long long)st.cmds);
+	ASSERT_GT(f->abt_logs, 0);
+	ASSERT_GT(f->atc_logs, 0);
+	hwt_cmdq_destroy(f->r.q);
+	hwt_smmu_dev_destroy(f->r.dev);
+	free(f);
+}
+
+TEST_TIMEOUT(stress_faults_midstream_msi, 120)
+{
+	faults_midstream(false);
+}
+
+TEST_TIMEOUT(stress_faults_midstream_cons, 120)
+{
+	faults_midstream(true);
+}
