@@ -293,9 +293,10 @@ static bool space_waiting(void *arg)
 
 /*
  * Wait until k entries are free.  Every try first refreshes the shadow
- * cons under the exclusive lock if it can: two sync waiters can both skip
- * the "last one out" refresh, so a waiter that only watched the shadow
- * could wait forever.  One deadline for the whole insertion.
+ * cons under the exclusive lock if the device moved and the lock is free:
+ * two sync waiters can both skip the "last one out" refresh (and we skip
+ * it on purpose while space is plentiful), so a waiter that only watched
+ * the shadow could wait forever.  One deadline for the whole insertion.
  */
 static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
 {
