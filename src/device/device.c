@@ -180,29 +180,38 @@ void hwt__smmu_dev_set_gerror_irq(struct hwt_smmu_dev *dev, void (*fn)(void *ctx
 int hwt__smmu_dev_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *iova)
 {
 	struct hwt__region *r;
+	unsigned slot;
 	int ret = 0;
 
 	if (!va || !iova || ((uintptr_t)va & 3) || !len || len > HWT__SMMU_DEV_REGION_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
-	if (dev->nregions >= HWT__SMMU_DEV_REGIONS) {
+	/* While the consumer runs it may translate a stale IOVA at any time, so
+	 * an unmapped slot is reused only while the device is stopped (queues
+	 * are attached then: create/destroy cycles never run out of slots). */
+	slot = dev->nregions;
+	for (unsigned i = 0; !dev->running && i < dev->nregions && slot == dev->nregions; i++)
+		if (!atomic_load_explicit(&dev->regions[i].live, memory_order_relaxed))
+			slot = i;
+	if (slot >= HWT__SMMU_DEV_REGIONS) {
 		ret = -ENOSPC;
 		goto out;
 	}
-	r = &dev->regions[dev->nregions];
-	r->iova = (uint64_t)(dev->nregions + 1) << REGION_SHIFT | ((uintptr_t)va & REGION_KEEP);
+	r = &dev->regions[slot];
+	r->iova = (uint64_t)(slot + 1) << REGION_SHIFT | ((uintptr_t)va & REGION_KEEP);
 	r->len = len;
 	r->va = va;
 	atomic_store_explicit(&r->live, 1, memory_order_release); /* R_MAP: pairs with A_MAP */
-	dev->nregions++;
+	if (slot == dev->nregions)
+		dev->nregions++;
 	*iova = r->iova;
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }
 
-/* Any thread.  Region slots are never reused, so a concurrent map or unmap
- * never changes the fields of a slot this reads. */
+/* Any thread.  A slot is reused only while the consumer is stopped, so a
+ * concurrent map never changes the fields of a slot the consumer reads. */
 static void *translate(struct hwt_smmu_dev *dev, uint64_t iova, uint64_t len)
 {
 	uint64_t slot = (iova >> REGION_SHIFT) - 1;

@@ -589,3 +589,22 @@ TEST(destroy_with_running_device_stops_it)
 	ASSERT_OK(hwt_cmdq_sync(r.q));
 	rig_down(&r);
 }
+
+/* Queues come and go on one device without using up its DMA window. */
+TEST(many_queues_on_one_device)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	for (int i = 0; i < 40; i++) {
+		ASSERT_OK(hwt_cmdq_create(&q, dev, NULL));
+		ASSERT_OK(hwt_smmu_dev_start(dev));
+		ASSERT_OK(hwt_cmdq_sync(q));
+		ASSERT_OK(hwt_smmu_dev_stop(dev));
+		hwt_cmdq_destroy(q);
+	}
+	hwt_smmu_dev_destroy(dev);
+}
