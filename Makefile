@@ -158,7 +158,7 @@ deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
-		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2
+		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 spin
 
 clean:
 	rm -rf build

@@ -1,0 +1,147 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Model-check the command-queue protocol (tests/model/cmdq.pml) with SPIN,
+# exhaustively, and print TAP: one line per configuration (no error, search
+# complete), then one per deliberately broken variant (SPIN must find the
+# expected violation, else the model proves nothing).  Every pan runs in a
+# temporary directory, removed at exit; two run at a time.
+# Usage: sh tests/model/run.sh   (MODEL_CC overrides the compiler for pan)
+here=$(cd "$(dirname "$0")" && pwd)
+model=$here/cmdq.pml
+cc=${MODEL_CC:-cc}
+
+if ! command -v spin >/dev/null 2>&1; then
+	echo "ok 1 - model check # SKIP spin not installed (Debian package spin: make deps)"
+	echo "1..1"
+	exit 0
+fi
+if ! command -v "$cc" >/dev/null 2>&1; then
+	echo "ok 1 - model check # SKIP no C compiler ($cc) for pan"
+	echo "1..1"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+# name | spin -D defines | expected: "clean" or an egrep pattern of pan's first error
+# Producers make NCALLS calls of NCMD commands + CMD_SYNC (CALLS0: producer 0).
+configs='
+q4 p3 cons|-DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+q8 p3 cons|-DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
+q4 p3 cons timeouts|-DMSI=0 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
+q8 p2 cons timeouts|-DSHIFT=3 -DNCMD=3 -DMSI=0 -DTIMEOUTS=1|clean
+q4 p3 msi|-DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+q4 p3 msi timeouts|-DMSI=1 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
+q8 p2 msi timeouts|-DSHIFT=3 -DNCMD=3 -DMSI=1 -DTIMEOUTS=1|clean
+q4 p2 cons timeouts|-DMSI=0 -DTIMEOUTS=1|clean
+q4 p2 msi timeouts|-DMSI=1 -DTIMEOUTS=1|clean
+q8 p2 cons|-DSHIFT=3 -DNCMD=3 -DMSI=0|clean
+q4 p2 msi no-sync call, timeouts|-DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
+q4 p2 cons no-sync call, timeouts|-DMSI=0 -DNOSYNC=1 -DTIMEOUTS=1|clean
+q8 p3 msi|-DSHIFT=3 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1|clean
+q4 p2 msi|-DMSI=1|clean
+q4 p2 cons|-DMSI=0|clean
+q8 p2 msi|-DSHIFT=3 -DNCMD=3 -DMSI=1|clean
+broken variant (a) late MSI|-DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
+broken variant (b) unlock to 0|-DMSI=1 -DBROKEN_B=1|assertion violated P4_
+broken variant (c) no exclusive retry|-DMSI=1 -DREFRESH=2 -DBROKEN_C=1|invalid end state
+broken variant (d) lock after valid|-DMSI=1 -DBROKEN_D=1|assertion violated P4_
+broken variant (e) MSI refresh sync+1|-DMSI=1 -DBROKEN_E=1|assertion violated P4_not_ahead
+'
+
+now_ms() {
+	t=$(date +%s%N 2>/dev/null)
+	case "$t" in
+	*N | '') echo $(($(date +%s) * 1000)) ;;
+	*) echo $((t / 1000000)) ;;
+	esac
+}
+
+# check INDEX NAME DEFINES EXPECT: writes $tmp/INDEX.res ("ok|not ok" TAB text)
+check() {
+	d=$tmp/run$1
+	mkdir "$d" && cp "$model" "$d/" || return
+	(
+		cd "$d" || exit 1
+		if ! spin -a $3 cmdq.pml > spin.out 2>&1; then
+			printf 'not ok\t%s: spin -a failed\n' "$2"
+			sed 's/^/# /' spin.out
+			exit 0
+		fi
+		# SAFETY: assertions and invalid end states (P5); COLLAPSE
+		# compresses the state vector; MEMLIM makes pan stop, and us
+		# fail, rather than swap.
+		if ! $cc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -o pan pan.c > cc.out 2>&1; then
+			printf 'not ok\t%s: cannot compile pan\n' "$2"
+			sed 's/^/# /' cc.out
+			exit 0
+		fi
+		t0=$(now_ms)
+		./pan -m1000000 > pan.out 2>&1
+		t1=$(now_ms)
+		states=$(sed -n 's/^ *\([0-9][0-9]*\) states, stored.*/\1/p' pan.out)
+		mem=$(sed -n 's/^ *\([0-9.]*\).*total actual memory usage.*/\1/p' pan.out)
+		errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.out)
+		first=$(grep -m1 -o 'assertion violated [A-Za-z0-9_]*\|invalid end state' pan.out)
+		depth=$(grep -m1 -o 'at depth [0-9]*' pan.out)
+		stats="${states:-?} states, $((t1 - t0)) ms, ${mem:-?} MB"
+		if [ "$4" = clean ]; then
+			if [ "$errors" = 0 ] && [ -n "$states" ] &&
+			   ! grep -q 'MEMLIM\|out of memory\|too small\|Search not completed' pan.out; then
+				printf 'ok\t%s: %s\n' "$2" "$stats"
+			else
+				printf 'not ok\t%s: %s (%s errors) %s %s\n' "$2" "$stats" \
+					"${errors:-?}" "$first" "$depth"
+				echo "# replay: cd a copy of tests/model && spin -a $3 cmdq.pml && cc -DSAFETY -o pan pan.c && ./pan && spin -t -p $3 cmdq.pml"
+				sed -n '1,25s/^/# /p' pan.out
+			fi
+		elif [ "${errors:-0}" -gt 0 ] && echo "$first" | grep -q "$4"; then
+			printf 'ok\t%s is caught: %s (%s), %s\n' "$2" "$first" "$depth" "$stats"
+		else
+			printf 'not ok\t%s is caught: expected "%s", got %s errors %s\n' "$2" "$4" \
+				"${errors:-?}" "$first"
+			sed -n '1,25s/^/# /p' pan.out
+		fi
+	) > "$tmp/$1.res" 2>&1
+	rm -rf "$d"
+}
+
+# Two lanes (this is a 2-core box); a lane runs the next configuration
+# nobody claimed yet (mkdir is the atomic claim), so the lanes stay busy.
+lane() {
+	i=0
+	echo "$configs" | while IFS='|' read -r name defs expect; do
+		[ -n "$name" ] || continue
+		if mkdir "$tmp/claim$i" 2>/dev/null; then
+			check "$i" "$name" "$defs" "$expect"
+		fi
+		i=$((i + 1))
+	done
+}
+lane 0 &
+lane 1 &
+wait
+
+n=0
+failed=0
+i=0
+while [ -f "$tmp/$i.res" ]; do
+	n=$((n + 1))
+	{
+		IFS='	' read -r verdict text
+		echo "$verdict $n - $text"
+		[ "$verdict" = ok ] || failed=$((failed + 1))
+		cat
+	} < "$tmp/$i.res"
+	i=$((i + 1))
+done
+expected=$(echo "$configs" | grep -c '|')
+if [ "$n" -ne "$expected" ]; then
+	n=$((n + 1))
+	echo "not ok $n - model check: only $((n - 1)) of $expected configurations reported"
+	failed=$((failed + 1))
+fi
+echo "1..$n"
+[ "$failed" -eq 0 ]
