@@ -31,7 +31,7 @@ for t in "$build"/tests/* tests/cli/*.sh $native; do
 		echo "not ok - $label/$name exited with status $rc"
 		f=1
 	fi
-	sed -e "s|^\(not ok\|ok\) \([0-9]*\) - |\1 \2 - $label/$name: |" "$out"
+	sed -e "s%^\(not ok\|ok\) \([0-9]*\) - %\1 \2 - $label/$name: %" "$out"
 	rm -f "$out"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 done
