@@ -9,6 +9,8 @@
 #   make SAN=thread BUILD=build/tsan   sanitizer build
 #   make NO_ASM=1                force the generic (plain C) arch layer
 #   make deps                    install the optional tools the suites use (apt-get)
+#   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
+#                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -117,6 +119,35 @@ bench: $(BENCH_BINS)
 bench-probe: $(BUILD)/bench/bench_probe
 	./$(BUILD)/bench/bench_probe
 
+# Command queue against peer rings (JSON).  Peers are optional: detect.sh
+# compile-tests each (rte_ring: dpdk-dev, ck_ring: libck-dev); its answer is
+# kept in cmdq-peers.sh and the binary relinks only when that changes.
+CMDQ_PEERS := $(BUILD)/bench/cmdq-peers.sh
+$(CMDQ_PEERS): FORCE
+	@mkdir -p $(dir $@)
+	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch]) $(CMDQ_PEERS) \
+		$(BUILD)/libhwtune.a
+	@mkdir -p $(BUILD)/obj/bench/peers
+	@. $(CMDQ_PEERS); set -e; objs=; \
+	for p in mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
+		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
+		(set -x; $(CC) $(CFLAGS_BASE) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
+		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
+	done; \
+	(set -x; $(CC) $(CFLAGS_BASE) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
+	(set -x; $(CC) $(STATIC) $(SAN_LD) -o $@ $(BUILD)/obj/bench/bench_cmdq.o $$objs \
+		$(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
+	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})"; done
+
+bench-cmdq: $(BUILD)/bench/bench_cmdq
+	./$(BUILD)/bench/bench_cmdq
+
+.PHONY: FORCE
+FORCE:
+
 run: all
 	./$(BUILD)/hwtune
 
@@ -158,7 +189,8 @@ deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
-		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 spin
+		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
+		libck-dev spin
 
 clean:
 	rm -rf build

@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Which peers of bench_cmdq build with the C compiler $1 (a compile-and-link
+# test each).  Prints shell assignments for the bench-cmdq Makefile rule:
+#   DEFS (-DHAVE_DPDK -DHAVE_CK), DPDK_CFLAGS, PEER_LIBS, SKIPPED.
+# Never fails: a missing peer is only reported.
+cc=${1:-cc}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+defs= dpdk_cflags= libs= skipped=
+
+if pkg-config --exists libdpdk 2>/dev/null; then
+	cf=$(pkg-config --cflags libdpdk | sed 's/-I/-isystem /g')
+	cat > "$tmp/d.c" <<'C'
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+static _Alignas(128) char m[1 << 16];
+int main(void) { return rte_ring_init((struct rte_ring *)m, "t", 16, RING_F_SC_DEQ) != 0; }
+C
+	for l in "-lrte_ring -lrte_eal" "$(pkg-config --libs libdpdk)"; do
+		if $cc -std=c11 -D_GNU_SOURCE $cf "$tmp/d.c" -o "$tmp/d" $l >/dev/null 2>&1; then
+			defs="$defs -DHAVE_DPDK" dpdk_cflags=$cf libs="$libs $l"
+			break
+		fi
+	done
+fi
+case $defs in *HAVE_DPDK*) ;; *) skipped="$skipped rte_ring:dpdk-dev" ;; esac
+
+cat > "$tmp/c.c" <<'C'
+#include <ck_ring.h>
+static struct ck_ring r;
+int main(void) { ck_ring_init(&r, 16); return (int)ck_ring_size(&r); }
+C
+if $cc -std=c11 -D_GNU_SOURCE "$tmp/c.c" -o "$tmp/c" >/dev/null 2>&1; then
+	defs="$defs -DHAVE_CK"
+else
+	skipped="$skipped ck_ring:libck-dev"
+fi
+
+printf "DEFS='%s'\nDPDK_CFLAGS='%s'\nPEER_LIBS='%s'\nSKIPPED='%s'\n" \
+	"${defs# }" "$dpdk_cflags" "${libs# }" "${skipped# }"
