@@ -12,6 +12,7 @@
 #include <hwtune/hwtune.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -205,6 +206,35 @@ static void stress_matrix(unsigned threads, bool disable_msi)
 	{                                        \
 		stress_matrix(threads, cons);    \
 	}
+
+/* Everything on one CPU: no wait may need a free core to make progress. */
+static void one_cpu(void)
+{
+	cpu_set_t set;
+	int first = -1;
+
+	ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &set))
+			first = c;
+	CPU_ZERO(&set);
+	CPU_SET(first, &set);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0); /* threads inherit it */
+}
+
+TEST_TIMEOUT(stress_8p_one_cpu_msi, 120)
+{
+	one_cpu();
+	stress_one(8, 7, false, 7, false, 100);
+	stress_one(8, 64, false, 7, false, 100);
+}
+
+TEST_TIMEOUT(stress_8p_one_cpu_cons, 120)
+{
+	one_cpu();
+	stress_one(8, 7, false, 7, true, 100);
+	stress_one(8, 64, false, 7, true, 100);
+}
 
 STRESS(stress_1p_msi, 1, false)
 STRESS(stress_1p_cons, 1, true)
