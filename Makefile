@@ -9,6 +9,7 @@
 #   make SAN=thread BUILD=build/tsan   sanitizer build
 #   make NO_ASM=1                force the generic (plain C) arch layer
 #   make deps                    install the optional tools the suites use (apt-get)
+#   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 
@@ -74,7 +75,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
-	deps clean
+	deps clean install uninstall
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
@@ -190,7 +191,39 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
-		libck-dev spin
+		libck-dev spin pkgconf
+
+# --- install ------------------------------------------------------------------
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+$(BUILD)/hwtune.pc: Makefile
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: hwtune' 'Description: SMMUv3-style command queue and misaligned-access probe' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lhwtune' 'Libs.private: -pthread' \
+		'Cflags: -I$${includedir}' > $@
+
+install: all $(BUILD)/hwtune.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/hwtune \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 include/hwtune/*.h $(DESTDIR)$(INCLUDEDIR)/hwtune/
+	install -m 644 $(BUILD)/libhwtune.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libhwtune.so $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION)
+	ln -sf libhwtune.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION_MAJOR)
+	ln -sf libhwtune.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libhwtune.so
+	install -m 644 $(BUILD)/hwtune.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(BUILD)/hwtune $(DESTDIR)$(BINDIR)/
+	install -m 644 docs/man/hwtune.1 $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/hwtune
+	rm -f $(DESTDIR)$(LIBDIR)/libhwtune.a $(DESTDIR)$(LIBDIR)/libhwtune.so* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc $(DESTDIR)$(BINDIR)/hwtune \
+		$(DESTDIR)$(MANDIR)/man1/hwtune.1
 
 clean:
 	rm -rf build
