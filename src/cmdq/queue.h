@@ -15,10 +15,6 @@
 
 #define HWT__Q_OWNED (1u << 31)
 
-struct hwt__qptr {
-	unsigned shift; /* n */
-};
-
 static inline uint32_t hwt__q_idx(unsigned n, uint32_t p)
 {
 	return p & ((1u << n) - 1);
@@ -57,11 +53,6 @@ static inline bool hwt__q_full(unsigned n, uint32_t prod, uint32_t cons)
 {
 	return hwt__q_idx(n, prod) == hwt__q_idx(n, cons) &&
 	       hwt__q_wrp(n, prod) != hwt__q_wrp(n, cons);
-}
-
-static inline bool hwt__q_empty(unsigned n, uint32_t prod, uint32_t cons)
-{
-	return hwt__q_pos(n, prod) == hwt__q_pos(n, cons);
 }
 
 /*
