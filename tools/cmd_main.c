@@ -23,7 +23,6 @@ int cmd_main(int argc, char **argv)
 {
 	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_misaligned_report r;
-	const char *bad = NULL;
 	char reco[200];
 	int s;
 
@@ -39,12 +38,9 @@ int cmd_main(int argc, char **argv)
 		cli_error("unknown argument '%s' (try 'hwtune --help')", argv[i]);
 		return CLI_EXIT_USAGE;
 	}
-	s = hwt_misaligned_env_override(&bad);
-	if (s < 0) {
-		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported)", bad);
+	s = probe_env_override();
+	if (s < 0)
 		return CLI_EXIT_USAGE;
-	}
 	o.override_speed = s;
 
 	printf("== misaligned accesses\n");

@@ -86,7 +86,7 @@ static const struct {
 	  "stopped by the time budget before the minima were stable" },
 	{ HWT_MISALIGNED_NOTE_BAD_COPY, "bad-copy", "a copy loop did not copy: verdict unknown" },
 	{ HWT_MISALIGNED_NOTE_CHECK_FAILED, "fault-check-failed",
-	  "the fault check could not run (fork or timeout)" },
+	  "the fault check could not run (its signal guard was not installed)" },
 };
 
 static const char *source_name(int s)
@@ -166,6 +166,17 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r)
 		r->wall_ns / 1e6, source_name(r->source), r->serial ? "serial" : "parallel",
 		r->waves, r->waves == 1 ? "" : "s", r->budget_us / 1e3,
 		r->kernel_window ? ", kernel window" : "");
+}
+
+int probe_env_override(void)
+{
+	const char *bad = NULL;
+	int s = hwt_misaligned_env_override(&bad);
+
+	if (s < 0)
+		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
+			  "(expected slow, fast or unsupported)", bad);
+	return s;
 }
 
 const char *probe_recommendation(int summary)
@@ -357,14 +368,10 @@ int cmd_probe(int argc, char **argv)
 		goto out;
 	}
 	if (!speed_arg) { /* the flag beats the environment */
-		const char *bad = NULL;
-		int s = hwt_misaligned_env_override(&bad);
+		int s = probe_env_override();
 
-		if (s < 0) {
-			cli_error("probe: HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-				  "(expected slow, fast or unsupported)", bad);
+		if (s < 0)
 			goto out;
-		}
 		o.override_speed = s;
 	}
 	if (have_cpus && !cpus_allowed(cpus_arg, &cpus))

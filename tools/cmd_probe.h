@@ -9,6 +9,9 @@
 
 /* One line per CPU (kernel-log style), notes, the summary and the wall time. */
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r);
+/* HWTUNE_UNALIGNED_SCALAR_SPEED as an override speed (0: unset); on a bad
+ * value prints an error naming it and returns a negative errno. */
+int probe_env_override(void);
 /* What a program should do about misaligned accesses, given a set summary. */
 const char *probe_recommendation(int summary);
 

@@ -76,7 +76,7 @@ struct hwt_misaligned_opts {
 #define HWT_MISALIGNED_NOTE_MIGRATED 0x10u  /* the thread left its CPU during the probe */
 #define HWT_MISALIGNED_NOTE_BUDGET 0x20u    /* stopped by the budget, not by a stable minimum */
 #define HWT_MISALIGNED_NOTE_BAD_COPY 0x40u  /* a copy loop did not copy: verdict UNKNOWN */
-#define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (fork, timeout) */
+#define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (no signal guard) */
 
 struct hwt_misaligned_cpu {
 	int cpu;

@@ -33,7 +33,6 @@
 
 #define MAGIC "hwtune-misaligned-cache 1\n"
 #define MAX_FILE (1u << 20)
-#define MAX_CPU_ID 65535
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -222,7 +221,7 @@ static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
 {
 	const char *p = text, *end, *trailer;
 	struct hwt_misaligned_cpu *e = NULL;
-	unsigned char seen[(MAX_CPU_ID + 8) / 8] = { 0 }; /* duplicates, in linear time */
+	unsigned char seen[(HWT_CPU_ID_MAX + 8) / 8] = { 0 }; /* duplicates, in linear time */
 	unsigned n = 0, cap = 0;
 	uint64_t count;
 	char want[40];
@@ -251,7 +250,7 @@ static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
 
 	while (p < trailer) {
 		uint64_t f[9];
-		const uint64_t max[9] = { MAX_CPU_ID, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX,
+		const uint64_t max[9] = { HWT_CPU_ID_MAX, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX,
 					  UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
 					  UINT32_MAX, UINT32_MAX };
 		struct hwt_misaligned_cpu *c;
@@ -390,7 +389,7 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 		const struct hwt_misaligned_cpu *c = &e[i];
 
 		if (c->speed <= HWT_MISALIGNED_UNKNOWN || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
-		    c->cpu < 0 || c->cpu > MAX_CPU_ID)
+		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX)
 			continue; /* UNKNOWN is worth another try next time */
 		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u\n",
 		    c->cpu, c->speed, c->ratio_x100, c->word_ns, c->byte_ns, c->word_median_ns,

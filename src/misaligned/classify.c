@@ -47,16 +47,6 @@ HWT_API int hwt_misaligned_env_override(const char **bad)
 	return s;
 }
 
-int hwt__misaligned_set_rule(const int *speed, unsigned n)
-{
-	if (n == 0)
-		return HWT_MISALIGNED_UNKNOWN;
-	for (unsigned i = 1; i < n; i++)
-		if (speed[i] != speed[0])
-			return HWT_MISALIGNED_UNKNOWN;
-	return speed[0];
-}
-
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n)
 {
 	int first = -1;

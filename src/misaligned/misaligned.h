@@ -44,8 +44,6 @@ struct hwt__verdict {
 #define HWT__MARGINAL_HI_X100 110u
 
 void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
-/* hwprobe's rule over plain speed values: all equal -> it, else (or n == 0) UNKNOWN. */
-int hwt__misaligned_set_rule(const int *speed, unsigned n);
 
 /* --- stats.c -------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "arch/hwprobe.h"
 #include "misaligned/misaligned.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -122,16 +123,27 @@ TEST(classify_bad_copy_and_huge_values)
 	ASSERT_EQ(v.ratio_x100, UINT32_MAX);
 }
 
+/* hwt_misaligned_summary() over CPUs with these speeds, all probed. */
+static int summary_of(const int *speed, unsigned n)
+{
+	struct hwt_misaligned_cpu c[8];
+
+	memset(c, 0, sizeof(c));
+	for (unsigned i = 0; i < n; i++)
+		c[i].speed = speed[i];
+	return hwt_misaligned_summary(c, n);
+}
+
 TEST(set_rule_all_equal_or_unknown)
 {
 	int fast3[] = { 3, 3, 3 }, mixed[] = { 3, 3, 2 }, emu[] = { 1, 1 }, uns[] = { 4 };
 
-	ASSERT_EQ(hwt__misaligned_set_rule(fast3, 3), HWT_MISALIGNED_FAST);
-	ASSERT_EQ(hwt__misaligned_set_rule(mixed, 3), HWT_MISALIGNED_UNKNOWN);
-	ASSERT_EQ(hwt__misaligned_set_rule(mixed, 2), HWT_MISALIGNED_FAST);
-	ASSERT_EQ(hwt__misaligned_set_rule(emu, 2), HWT_MISALIGNED_EMULATED);
-	ASSERT_EQ(hwt__misaligned_set_rule(uns, 1), HWT_MISALIGNED_UNSUPPORTED);
-	ASSERT_EQ(hwt__misaligned_set_rule(NULL, 0), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(summary_of(fast3, 3), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(summary_of(mixed, 3), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(summary_of(mixed, 2), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(summary_of(emu, 2), HWT_MISALIGNED_EMULATED);
+	ASSERT_EQ(summary_of(uns, 1), HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(summary_of(NULL, 0), HWT_MISALIGNED_UNKNOWN);
 }
 
 TEST(summary_skips_cpus_not_probed)
@@ -187,7 +199,7 @@ TEST(classify_synthetic_sample_streams)
 	ASSERT_EQ(set[1], HWT_MISALIGNED_SLOW);
 	ASSERT_EQ(x, 79);
 	/* a heterogeneous pair of CPUs: the set is UNKNOWN, each keeps its own */
-	ASSERT_EQ(hwt__misaligned_set_rule(set, 2), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(summary_of(set, 2), HWT_MISALIGNED_UNKNOWN);
 }
 
 TEST(stats_min_tracker)
@@ -357,11 +369,25 @@ TEST(cache_round_trip)
 	ASSERT_EQ(got[1].cpu, 7);
 	ASSERT_EQ(got[1].speed, HWT_MISALIGNED_UNSUPPORTED);
 	free(got);
-	/* nothing left behind but the file itself */
+	/* a rewrite leaves nothing behind but the file itself (no temp files) */
 	ASSERT_OK(hwt__cache_store(path, &key1, e, 1));
 	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
 	ASSERT_EQ(n, 1);
 	free(got);
+	{
+		char dir[512];
+		struct dirent *de;
+		unsigned entries = 0;
+		DIR *dp;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		*strrchr(dir, '/') = '\0';
+		ASSERT_TRUE((dp = opendir(dir)) != NULL);
+		while ((de = readdir(dp)))
+			entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+		closedir(dp);
+		ASSERT_EQ(entries, 1);
+	}
 	cleanup(path);
 }
 
