@@ -2,6 +2,7 @@
 # A small TAP helper for the tests/cli scripts (POSIX sh).  Source it, then:
 #
 #   tap_run ARGS...           run $HWTUNE ARGS (bounded), set $rc, $out, $err
+#   tap_run_env VAR=VAL ARGS... the same, with VAR=VAL in the tool's environment
 #   tap_ok NAME COND...       "ok N - NAME" if the command COND... succeeds
 #   tap_skip NAME REASON      "ok N - NAME # SKIP REASON"
 #   tap_end                   print the plan, exit 1 if anything failed
@@ -27,6 +28,19 @@ tap_run() {
 		timeout -k 5 "$TAP_TIMEOUT" $HWTUNE "$@" > "$out" 2> "$err"
 	else
 		$HWTUNE "$@" > "$out" 2> "$err"
+	fi
+	rc=$?
+}
+
+# Through env(1), not "VAR=VAL tap_run": a prefix assignment before a shell
+# function is not reliably scoped to that call in POSIX sh.
+tap_run_env() {
+	tap_env=$1
+	shift
+	if command -v timeout >/dev/null 2>&1; then
+		timeout -k 5 "$TAP_TIMEOUT" env "$tap_env" $HWTUNE "$@" > "$out" 2> "$err"
+	else
+		env "$tap_env" $HWTUNE "$@" > "$out" 2> "$err"
 	fi
 	rc=$?
 }

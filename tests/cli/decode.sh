@@ -2,32 +2,26 @@
 # SPDX-License-Identifier: MIT
 # hwtune decode: known vectors, JSON, errors and exit statuses (TAP).
 # $HWTUNE is the tool, possibly behind an emulator wrapper (unquoted on purpose).
-: "${HWTUNE:=build/hwtune}"
-n=0 failed=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+. "$(dirname "$0")/../tap.sh"
+
+# status_match WANT PATTERN out|err: the status is WANT and PATTERN is on that stream
+status_match() {
+	[ "$rc" -eq "$1" ] || return 1
+	if [ "$3" = err ]; then
+		grep -q -e "$2" "$err"
+	else
+		grep -q -e "$2" "$out"
+	fi
+}
 
 # check NAME EXPECTED_STATUS GREP_PATTERN STREAM -- ARGS...
 check() {
 	name=$1 want=$2 pat=$3 stream=$4
 	shift 5
-	n=$((n + 1))
-	$HWTUNE decode "$@" > "$out" 2> "$err"
-	rc=$?
-	f=$out
-	[ "$stream" = err ] && f=$err
-	if [ "$rc" -eq "$want" ] && grep -q -e "$pat" "$f"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		echo "# status $rc (want $want), pattern '$pat' on std$stream"
-		sed 's/^/# out: /' "$out"
-		sed 's/^/# err: /' "$err"
-		failed=$((failed + 1))
-	fi
+	tap_run decode "$@"
+	tap_ok "$name" status_match "$want" "$pat" "$stream"
 }
 
-echo "1..14"
 check "CMD_SYNC SEV (no 0x)" 0 \
 	'^CMD_SYNC CS=0x2 MSH=0x3 MSIATTR=0xf MSIDATA=0x0 MSIADDR=0x0$' out -- 0fc02046 0
 check "CMD_SYNC MSI, address in hex" 0 \
@@ -49,4 +43,5 @@ check "17 digits rejected" 2 "invalid dword '0x12345678901234567'" err -- 0x1234
 check "one argument" 2 'expected 2 dwords' err -- 0x46
 check "three arguments" 2 'expected 2 dwords' err -- 0x46 0 0
 check "--help" 0 '^usage: hwtune decode' out -- --help
-[ "$failed" -eq 0 ]
+
+tap_end
