@@ -68,8 +68,8 @@ struct phase {
 	struct series wall, per_cpu, samples;
 };
 
-static int run(unsigned flags, unsigned budget_us, struct phase *ph,
-	       struct hwt_misaligned_report *keep)
+static void run(unsigned flags, unsigned budget_us, struct phase *ph,
+		struct hwt_misaligned_report *keep)
 {
 	struct hwt_misaligned_opts o = { .flags = flags | HWT_MISALIGNED_NO_CACHE,
 					 .budget_us = budget_us };
@@ -91,7 +91,6 @@ static int run(unsigned flags, unsigned budget_us, struct phase *ph,
 		*keep = r;
 	else
 		hwt_misaligned_report_free(&r);
-	return 0;
 }
 
 static unsigned arg_u(const char *opt, const char *v, unsigned max)

@@ -52,8 +52,8 @@ static void probe_one(int cpu, void *arg)
 
 /* Wave of each CPU still to probe: its rank among its SMT siblings that are
  * also to be probed, so no two siblings share a wave. */
-static int assign_waves(struct hwt_misaligned_report *r, const bool *todo, const char *root,
-			unsigned *nwaves)
+static void assign_waves(struct hwt_misaligned_report *r, const bool *todo, const char *root,
+			 unsigned *nwaves)
 {
 	struct hwt_cpus sib = HWT_CPUS_INIT;
 
@@ -75,7 +75,6 @@ static int assign_waves(struct hwt_misaligned_report *r, const bool *todo, const
 			*nwaves = rank + 1;
 	}
 	hwt_cpus_free(&sib);
-	return 0;
 }
 
 static int run_waves(struct hwt_misaligned_report *r, const bool *todo, unsigned nwaves,
@@ -210,7 +209,6 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	}
 	if (opts->override_speed) {
 		out->source = HWT_MISALIGNED_FROM_OVERRIDE;
-		out->waves = 0;
 		goto done;
 	}
 
