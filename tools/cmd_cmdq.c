@@ -78,7 +78,6 @@ struct bench {
 	uint32_t *lat[M_N];  /* rounds * per_round samples, ns */
 	uint32_t *floor;     /* rounds * per_round samples, ns */
 	uint32_t *seg_p50[M_N + 1]; /* per round; [M_N] = floor */
-	uint64_t wall[M_N];  /* timed wall time summed over segments */
 	uint64_t *seg_wall[M_N]; /* per round */
 	struct worker *w;
 	struct pingpong *pp;
@@ -321,16 +320,15 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* Nearest-rank percentile of v[0..n) (sorted in place). */
-static uint32_t pct(uint32_t *v, size_t n, unsigned p)
+/* Percentile p of n values, sorted in place first. */
+static uint32_t sort_pct(uint32_t *v, size_t n, unsigned p)
 {
-	size_t k;
-
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof(*v), cmp_u32);
-	k = (n * p + 99) / 100;
-	return v[k ? k - 1 : 0];
+	return v[(n * p + 99) / 100 ? (n * p + 99) / 100 - 1 : 0];
 }
+
 
 static double median_dbl(double *v, size_t n)
 {
@@ -376,9 +374,19 @@ static uint32_t median_of_rounds(const uint32_t *v, const bool *sel, unsigned ro
 	for (unsigned i = 0; i < rounds; i++)
 		if (sel[i] == want)
 			tmp[n++] = v[i];
-	r = n ? pct(tmp, n, 50) : 0;
+	r = sort_pct(tmp, n, 50);
 	free(tmp);
 	return r;
+}
+
+/* The summary of n sorted values. */
+static void sorted_summary(const uint32_t *v, size_t n, struct summary *s)
+{
+	s->n = n;
+	s->p50 = v[(n * 50 + 99) / 100 - 1];
+	s->p99 = v[(n * 99 + 99) / 100 - 1];
+	s->p999 = v[(n * 999 + 999) / 1000 - 1];
+	s->max = v[n - 1];
 }
 
 static void summarize(struct bench *b, struct report *r)
@@ -389,14 +397,14 @@ static void summarize(struct bench *b, struct report *r)
 	bool *far = calloc(b->rounds, sizeof(*far));
 	double *ratio = calloc(b->rounds, sizeof(*ratio));
 
-	/* per-round medians first (pct sorts each segment in place) */
+	/* per-round medians first (each segment is sorted in place) */
 	for (unsigned k = 0; k <= M_N; k++) {
 		uint32_t *v = k == M_N ? b->floor : b->lat[k];
 
 		if (!v)
 			continue;
 		for (unsigned i = 0; i < b->rounds; i++)
-			b->seg_p50[k][i] = pct(v + (size_t)i * b->per_round, b->per_round, 50);
+			b->seg_p50[k][i] = sort_pct(v + (size_t)i * b->per_round, b->per_round, 50);
 	}
 	for (unsigned i = 0; i < b->rounds; i++)
 		if (b->seg_p50[M_N][i] < fmin)
@@ -417,22 +425,19 @@ static void summarize(struct bench *b, struct report *r)
 		}
 	}
 
-	r->floor.n = total;
-	r->floor.p50 = pct(b->floor, total, 50);
-	r->floor.p99 = pct(b->floor, total, 99);
-	r->floor.p999 = b->floor[(total * 999 + 999) / 1000 - 1];
-	r->floor.max = b->floor[total - 1];
+	qsort(b->floor, total, sizeof(*b->floor), cmp_u32);
+	sorted_summary(b->floor, total, &r->floor);
 	for (int m = 0; m < M_N; m++) {
 		struct summary *s = &r->s[m];
+		uint64_t wall = 0;
 
 		if (!o->mode[m])
 			continue;
-		s->n = total;
-		s->p50 = pct(b->lat[m], total, 50);
-		s->p99 = pct(b->lat[m], total, 99);
-		s->p999 = b->lat[m][(total * 999 + 999) / 1000 - 1];
-		s->max = b->lat[m][total - 1];
-		s->per_s = b->wall[m] ? (double)total * 1e9 / (double)b->wall[m] : 0;
+		qsort(b->lat[m], total, sizeof(*b->lat[m]), cmp_u32);
+		sorted_summary(b->lat[m], total, s);
+		for (unsigned i = 0; i < b->rounds; i++)
+			wall += b->seg_wall[m][i];
+		s->per_s = wall ? (double)total * 1e9 / (double)wall : 0;
 		s->cmds_per_s = o->batch ? s->per_s * o->batch : s->per_s;
 		for (unsigned i = 0; ratio && i < b->rounds; i++)
 			ratio[i] = b->seg_wall[m][i] ? (double)b->per_round * (o->batch ? o->batch : 1) *
@@ -1043,7 +1048,6 @@ int cmdq_run(int argc, char **argv, char *reco, size_t len)
 				s = b.w[i].start < s ? b.w[i].start : s;
 				e = b.w[i].end > e ? b.w[i].end : e;
 			}
-			b.wall[m] += e - s;
 			b.seg_wall[m][round] = e - s;
 		}
 	}
