@@ -71,7 +71,7 @@ void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verd
 	 * out.  (A FAST CPU needs no count: a trapped access is never faster
 	 * than a byte load.) */
 	if (obs->align_faults < 0 && !obs->fault_signal &&
-	    !(obs->copy_ok && obs->word_ticks && obs->word_ticks < obs->byte_ticks))
+	    !hwt__obs_fast(obs))
 		v->notes |= HWT_MISALIGNED_NOTE_NO_PERF;
 	/* A signal or a kernel trap decides before any timing. */
 	if (obs->fault_signal) {

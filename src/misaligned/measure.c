@@ -256,8 +256,7 @@ void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
 		}
 		/* Not faster than bytes: kernel emulation or slow hardware?
 		 * Only the fault count tells. */
-		if (!r && !counted && !(obs.copy_ok && obs.word_ticks &&
-					obs.word_ticks < obs.byte_ticks)) {
+		if (!r && !counted && !hwt__obs_fast(&obs)) {
 			uint64_t t = hwt__now_ns();
 
 			if (hwt__fault_check(false, true, &fr) == 0)
