@@ -9,12 +9,19 @@
  *   hwt_cmdq_create(&q, dev, &opts);     maps queue memory, writes CMDQ_BASE
  *   hwt_smmu_dev_start(dev);
  *   hwt_cmdq_issue(q, cmds, n, true);    any number of threads
- *   hwt_smmu_dev_stop(dev); hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);
+ *   hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);
+ *
+ * A queue is attached to one device (a second create on it gets -EBUSY
+ * until the first queue is destroyed) and may be created before the device
+ * starts or while it runs: the queue is enabled through the device's
+ * CR0.CMDQEN register and disabled the same way by hwt_cmdq_destroy.
  *
  * Synchronization: every hwt_cmdq_issue*() and batch call may run
  * concurrently with any other on the same queue.  create/destroy and
  * hwt_cmdq_calibrate() need the queue to themselves.  A batch belongs to
- * one thread.
+ * one thread.  Not async-signal-safe: a signal handler that issues on a
+ * queue whose issue it interrupted may wait forever for itself (the kernel
+ * disables interrupts there).
  *
  * Completion mode.  As in the kernel, MSI polling is used iff the device
  * advertises MSI and COHACC and disable_msipolling is off; otherwise the
@@ -51,34 +58,49 @@ struct hwt_cmdq_options {
 	void *log_ctx;
 };
 
-/*
- * Defaults; HWTUNE_DISABLE_MSIPOLLING=1 in the environment sets
- * disable_msipolling (0 leaves it off).  -EINVAL for any other value of the
- * variable (the defaults are still filled in).
- */
-HWT_API int hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
+/* Defaults: the device's queue size, MSI polling where possible, 1 s
+ * timeout, 10 us spin.  Reads no environment (see below). */
+HWT_API void hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
 
 /*
- * Create a queue on a stopped dev: allocates and maps queue memory, resets
- * PROD and CONS to 0 and writes CMDQ_BASE.  Then start the device.  -EINVAL
- * bad options (queue size out of range), -EBUSY the device is running,
- * -ENOMEM, -ENOSPC no DMA window left.  hwt_cmdq_destroy() stops the device
- * if it still runs (it must not read freed queue memory).
+ * HWTUNE_DISABLE_MSIPOLLING, as arm_smmu_v3.disable_msipolling=: 0 if unset
+ * or empty; 1 if "1" or "0" (then *value is the setting); -EINVAL for
+ * anything else (then *bad, if non-NULL, points at the bad word).  Callers
+ * apply it to disable_msipolling unless the user said otherwise.
+ */
+HWT_API int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad);
+
+/*
+ * Create a queue on dev: attaches to it, allocates and maps queue memory,
+ * resets PROD and CONS to 0, writes CMDQ_BASE and sets CR0.CMDQEN (waiting
+ * for CR0ACK if the device runs).  -EINVAL bad options (queue size out of
+ * range), -EBUSY the device has a queue, -ENOMEM, -ENOSPC no DMA window
+ * left, -ETIMEDOUT a running device did not acknowledge the enable.
+ * hwt_cmdq_destroy() clears CR0.CMDQEN and waits (at most timeout_ns) for the
+ * device to acknowledge before it frees queue memory; a device that never
+ * does keeps the memory (leaked, and the device stays attached), logged.
  */
 HWT_API int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 			    const struct hwt_cmdq_options *opts);
 HWT_API void hwt_cmdq_destroy(struct hwt_cmdq *q);
 
+/* One command as the queue carries it: two dwords in host order.  Build
+ * .dw with hwt_smmu_encode(), hwt_smmu_put() or hwt_smmu_sync_build(). */
+struct hwt_cmdq_cmd {
+	uint64_t dw[2];
+};
+
 /*
- * Insert n commands (dw pairs in host order), followed by a CMD_SYNC if
- * sync, and wait for that sync.  n + sync must be at most the queue size.
+ * Insert n commands, followed by a CMD_SYNC if sync, and wait for that
+ * sync.  n + sync must be at most the queue size.
  * 0 on success (with sync: every command issued before it by this thread
  * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
  * within timeout_ns), -ENODEV (the device stopped).
  */
-HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], unsigned n, bool sync);
-HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const uint64_t cmd[2]);
-HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const uint64_t cmd[2]);
+HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n,
+			   bool sync);
+HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
+HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
 /* Up to 64 commands gathered by one thread: add flushes without a sync when
@@ -86,10 +108,10 @@ HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 struct hwt_cmdq_batch {
 	struct hwt_cmdq *q;
 	unsigned num;
-	uint64_t cmds[HWT_CMDQ_BATCH_ENTRIES][2];
+	struct hwt_cmdq_cmd cmds[HWT_CMDQ_BATCH_ENTRIES];
 };
 HWT_API void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q);
-HWT_API int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const uint64_t cmd[2]);
+HWT_API int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b);
 
 struct hwt_cmdq_info {
@@ -100,7 +122,7 @@ struct hwt_cmdq_info {
 	uint64_t sev_ns;
 	char reason[160];   /* why this mode, in words */
 };
-HWT_API void hwt_cmdq_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
+HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
 
 /*
  * With auto_poll: measure both modes now (the device must be running and

@@ -50,12 +50,12 @@ HWT_API int hwt_cpu_smt_siblings(const char *sysfs_root, int cpu, struct hwt_cpu
  * own bounded spins. */
 HWT_API void hwt_cpu_relax(void);
 
-enum hwt_run_mode {
-	HWT_RUN_PARALLEL, /* one pinned thread per CPU, released together */
-	HWT_RUN_SERIAL,   /* one CPU after another */
+enum hwt_cpu_run_mode {
+	HWT_CPU_RUN_PARALLEL, /* one pinned thread per CPU, released together */
+	HWT_CPU_RUN_SERIAL,   /* one CPU after another */
 };
 
-typedef void (*hwt_cpu_fn)(int cpu, void *arg);
+typedef void (*hwt_cpu_run_fn)(int cpu, void *arg);
 
 /*
  * Run fn(cpu, arg) on each CPU of set, in a thread pinned to that CPU
@@ -65,7 +65,7 @@ typedef void (*hwt_cpu_fn)(int cpu, void *arg);
  * thread creation: -EAGAIN).  Returns the number of CPUs fn ran on, or a
  * negative errno if nothing could be attempted.
  */
-HWT_API int hwt_on_each_cpu(const struct hwt_cpus *set, enum hwt_run_mode mode, hwt_cpu_fn fn,
+HWT_API int hwt_cpu_on_each(const struct hwt_cpus *set, enum hwt_cpu_run_mode mode, hwt_cpu_run_fn fn,
 			    void *arg, int *status);
 
 HWT_END_DECLS

@@ -54,15 +54,13 @@ enum hwt_misaligned_source {
 #define HWT_MISALIGNED_SMT_APART 0x04u     /* SMT siblings in separate waves */
 #define HWT_MISALIGNED_NO_CACHE 0x08u      /* neither read nor write the cache */
 #define HWT_MISALIGNED_REFRESH 0x10u       /* measure even if cached; update the cache */
-/* Test hook: the fault check raises SIGBUS instead of touching memory, so
- * the UNSUPPORTED path runs on any machine.  Implies NO_CACHE. */
-#define HWT_MISALIGNED_TEST_FORCE_SIGBUS 0x100u
 
 /* A zeroed struct (or NULL) means: parallel, default budget, cache on. */
 struct hwt_misaligned_opts {
 	unsigned flags;
 	unsigned budget_us;     /* per CPU; 0 = HWT_MISALIGNED_DEFAULT_BUDGET_US */
-	int override_speed;     /* SLOW, FAST or UNSUPPORTED: no probing; 0 = none */
+	enum hwt_misaligned_speed override_speed; /* SLOW, FAST or UNSUPPORTED: no probing;
+						   * UNKNOWN (0) = none */
 	const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/hwtune, else ~/.cache/hwtune */
 	const char *sysfs_root; /* NULL: /sys/devices/system/cpu (SMT siblings) */
 };
@@ -80,8 +78,8 @@ struct hwt_misaligned_opts {
 
 struct hwt_misaligned_cpu {
 	int cpu;
-	int speed;           /* enum hwt_misaligned_speed */
-	int source;          /* enum hwt_misaligned_source */
+	enum hwt_misaligned_speed speed;
+	enum hwt_misaligned_source source;
 	int status;          /* 0, or a negative errno: the CPU could not be probed */
 	unsigned ratio_x100; /* byte time * 100 / word time, as the kernel prints it */
 	uint64_t word_ns;    /* fastest word copy of HWT_MISALIGNED_COPY_SIZE bytes */
@@ -103,12 +101,14 @@ struct hwt_misaligned_cpu {
 struct hwt_misaligned_report {
 	unsigned n;
 	struct hwt_misaligned_cpu *cpu; /* ascending CPU numbers */
-	int summary;        /* hwprobe's rule over the CPUs probed: all equal, else UNKNOWN */
-	int source;         /* OVERRIDE; CACHE if every CPU came from it; else MEASURED */
+	enum hwt_misaligned_speed summary;  /* hwprobe's rule over the CPUs probed: all
+					     * equal, else UNKNOWN */
+	enum hwt_misaligned_source source;  /* OVERRIDE; CACHE if every CPU came from it;
+					     * else MEASURED */
 	bool serial;
 	bool smt_apart;
 	bool kernel_window;
-	unsigned waves;     /* hwt_on_each_cpu rounds run */
+	unsigned waves;     /* hwt_cpu_on_each rounds run */
 	unsigned budget_us; /* per CPU, as used */
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored */
@@ -129,7 +129,7 @@ HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r);
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n);
 
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */
-HWT_API const char *hwt_misaligned_speed_name(int speed);
+HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
 /* The kernel's unaligned_scalar_speed= words: "slow", "fast", "unsupported"
  * give 2, 3, 4; anything else -EINVAL. */
 HWT_API int hwt_misaligned_parse_speed(const char *word);

@@ -234,6 +234,12 @@ static inline unsigned hwt__smmu_shift(unsigned op, unsigned f)
 #undef HWT__INPL
 }
 
+/* The opcode of a command: dw0 bits [7:0]. */
+static inline unsigned hwt_smmu_opcode(const uint64_t dw[2])
+{
+	return (unsigned)(dw[0] & 0xff);
+}
+
 /* Field f of opcode op from host-order dwords. */
 static inline uint64_t hwt_smmu_get(const uint64_t dw[2], unsigned op, enum hwt_smmu_field f)
 {
@@ -298,6 +304,7 @@ HWT_API int hwt_smmu_tlbi_range_next(struct hwt_smmu_tlbi_range *r, struct hwt_s
 #define HWT_SMMU_IDR0_SEV (1u << 14)
 #define HWT_SMMU_IDR1_CMDQS_SHIFT 21
 #define HWT_SMMU_IDR1_CMDQS_MASK 0x1fu
+#define HWT_SMMU_CR0_CMDQEN (1u << 3)
 #define HWT_SMMU_CONS_ERR_SHIFT 24
 #define HWT_SMMU_CONS_ERR_MASK 0x7fu
 #define HWT_SMMU_GERROR_CMDQ_ERR (1u << 0)

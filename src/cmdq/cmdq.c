@@ -21,65 +21,27 @@
  *   R_OWNER/A_OWNER  previous owner done (PROD written) -> next owner
  *   R_LLQ/A_LLQ      shadow cons refresh -> allocators reusing those slots
  *   R_XUNLOCK/A_SLOCK, R_SUNLOCK/A_XLOCK and A_LAST   the counter lock
- *   D1 (regs.h)/A_PROD (device)  PROD publication -> device reads entries
+ *   R_PROD (smmu/regs.h)/A_PROD (device)  PROD publication -> device
+ *                                 reads entries
  *   R_CONS (device)/A_CONS        device executed -> CONS waiter
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
- *   R_CALIB/A_CALIB               auto-mode measurement done -> issuers
+ *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done -> issuers
+ *
+ * Setup, options and the GERROR handler are in setup.c, auto mode in
+ * calib.c; the device is reached through smmu/bus.h only.
  */
-#include <hwtune/cmdq.h>
-#include <hwtune/device.h>
-#include <hwtune/smmu.h>
-
 #include <endian.h>
 #include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdalign.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "arch/arch.h"
-#include "cmdq/queue.h"
+#include "cmdq/impl.h"
 #include "common/time.h"
-#include "device/device.h"
-#include "device/regs.h"
 
-#define CACHELINE 64
 #define BITS_PER_WORD 64
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
 #define YIELD_NS 200000   /* device waits without events: yielding before sleeping */
-
-enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
-
-struct hwt_cmdq {
-	/* Written by every producer: one line each. */
-	alignas(CACHELINE) _Atomic uint64_t llq;
-	alignas(CACHELINE) _Atomic uint32_t owner_prod;
-	alignas(CACHELINE) _Atomic int32_t lock;
-	alignas(CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
-
-	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
-	 * which has the queue to itself). */
-	alignas(CACHELINE) unsigned shift;
-	bool msipoll;
-	bool sev;          /* IDR0.SEV: CONS waiters may sleep until an SEV */
-	bool force_sync_at_63;
-	uint64_t *mem;     /* 2^shift entries of two little-endian dwords */
-	_Atomic uint64_t *valid;
-	uint64_t iova;     /* DMA address of mem */
-	struct hwt__smmu_regs *regs;
-	struct hwt_smmu_dev *dev;
-	uint64_t timeout_ns;
-	uint64_t spin_ns;
-	void (*log)(void *ctx, const char *msg);
-	void *log_ctx;
-	pthread_mutex_t info_lock; /* info: read by anyone, rewritten by calibration */
-	struct hwt_cmdq_info info;
-};
 
 static uint32_t llq_prod(uint64_t v)
 {
@@ -96,22 +58,6 @@ static uint64_t llq_make(uint32_t prod, uint32_t cons)
 	return (uint64_t)cons << 32 | prod;
 }
 
-static void cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (q->log)
-		q->log(q->log_ctx, msg);
-	else
-		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
-}
-
 /* Device CONS without the ERR field. */
 static uint32_t read_cons(const struct hwt_cmdq *q)
 {
@@ -120,17 +66,7 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
 
 /* --- waiting ------------------------------------------------------------ */
 
-/*
- * A wait on other producers of this process (owner hand-over, valid bits,
- * shared lock): they are live threads that finish in bounded time once they
- * run, so there is no deadline, but after a short spin the waiter yields
- * and then sleeps, so a descheduled producer on a 2-core box gets the CPU.
- */
-struct backoff {
-	unsigned n;
-};
-
-static void backoff_wait(struct backoff *b)
+void hwt__backoff_wait(struct hwt__backoff *b)
 {
 	if (b->n < 64)
 		hwt__cpu_relax();
@@ -174,7 +110,7 @@ static int devwait_step(struct devwait *w, bool use_events)
 	}
 	if (now >= w->deadline)
 		return -ETIMEDOUT;
-	if (!hwt__reg_enabled(q->regs))
+	if (!hwt__reg_cmdq_enabled(q->regs))
 		return -ENODEV;
 	elapsed = now - w->start;
 	if (elapsed < SPIN_ONLY_NS) {
@@ -209,7 +145,7 @@ static int devwait_step(struct devwait *w, bool use_events)
 
 static void shared_lock(struct hwt_cmdq *q)
 {
-	struct backoff b = { 0 };
+	struct hwt__backoff b = { 0 };
 
 	/* A_SLOCK: pairs with R_XUNLOCK, the shadow cons an exclusive holder
 	 * refreshed is visible once we hold the lock. */
@@ -218,7 +154,7 @@ static void shared_lock(struct hwt_cmdq *q)
 	/* An exclusive holder is in; its unlock clears only the sign bit, so
 	 * our increment survives and we hold the lock once the value is > 0. */
 	while (atomic_load_explicit(&q->lock, memory_order_acquire) <= 0) /* A_SLOCK */
-		backoff_wait(&b);
+		hwt__backoff_wait(&b);
 }
 
 static void shared_unlock(struct hwt_cmdq *q)
@@ -322,12 +258,10 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 		/* The device signals only the full -> not-full edge of what it
 		 * was given: sleep on events while PROD shows a full queue, else
 		 * back off (more space needs no edge). */
-		err = devwait_step(w, q->sev && hwt__q_full(q->shift,
-							    atomic_load_explicit(&q->regs->prod,
-										 memory_order_relaxed),
+		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
 							    hwcons));
 		if (err) {
-			cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
+			hwt__cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
 				 k, llq_prod(*llq), read_cons(q));
 			return err;
 		}
@@ -335,7 +269,8 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 }
 
 /* Copy n commands into the slots from prod on, little-endian. */
-static void write_entries(struct hwt_cmdq *q, uint32_t prod, const uint64_t (*cmds)[2], uint32_t n)
+static void write_entries(struct hwt_cmdq *q, uint32_t prod, const struct hwt_cmdq_cmd *cmds,
+			  uint32_t n)
 {
 	uint32_t size = 1u << q->shift;
 
@@ -345,8 +280,8 @@ static void write_entries(struct hwt_cmdq *q, uint32_t prod, const uint64_t (*cm
 		uint64_t *slot = q->mem + 2 * idx;
 
 		for (uint32_t i = 0; i < run; i++) {
-			slot[2 * i] = htole64(cmds[i][0]);
-			slot[2 * i + 1] = htole64(cmds[i][1]);
+			slot[2 * i] = htole64(cmds[i].dw[0]);
+			slot[2 * i + 1] = htole64(cmds[i].dw[1]);
 		}
 		cmds += run;
 		n -= run;
@@ -354,13 +289,14 @@ static void write_entries(struct hwt_cmdq *q, uint32_t prod, const uint64_t (*cm
 	}
 }
 
-static void build_sync(struct hwt_cmdq *q, uint32_t prod, uint64_t dw[2])
+static void build_sync(struct hwt_cmdq *q, uint32_t prod, struct hwt_cmdq_cmd *c)
 {
 	/* MSI polling: the device writes MSIDATA (0) over this sync's own slot. */
 	if (q->msipoll)
-		hwt_smmu_sync_build(dw, HWT_SMMU_CS_IRQ, q->iova + 16ull * hwt__q_idx(q->shift, prod));
+		hwt_smmu_sync_build(c->dw, HWT_SMMU_CS_IRQ,
+				    q->iova + 16ull * hwt__q_idx(q->shift, prod));
 	else
-		hwt_smmu_sync_build(dw, HWT_SMMU_CS_SEV, 0);
+		hwt_smmu_sync_build(c->dw, HWT_SMMU_CS_SEV, 0);
 }
 
 /*
@@ -399,14 +335,14 @@ static void poll_valid(struct hwt_cmdq *q, uint32_t sprod, uint32_t eprod)
 	uint64_t mask;
 
 	for (uint32_t p = sprod; left; left -= cnt, p = hwt__q_inc(q->shift, p, cnt)) {
-		struct backoff b = { 0 };
+		struct hwt__backoff b = { 0 };
 		uint64_t want;
 
 		cnt = valid_run(q, p, left, &word, &mask);
 		want = hwt__q_wrp(q->shift, p) ? 0 : mask; /* 1 on even laps, 0 on odd */
 		/* A_VALID: pairs with R_VALID, the entries are written. */
 		while ((atomic_load_explicit(word, memory_order_acquire) & mask) != want)
-			backoff_wait(&b);
+			hwt__backoff_wait(&b);
 	}
 }
 
@@ -440,7 +376,7 @@ static int poll_until_consumed(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t 
 			return 0;
 		/* WFE-like: returns early when CONS changes (aarch64: an event;
 		 * elsewhere a short spin); a change needs no deadline check. */
-		if (hwt__wait_change32(&q->regs->cons, raw) != raw)
+		if (hwt__reg_wait_cons_change(q->regs, raw) != raw)
 			continue;
 		err = devwait_step(&w, q->sev);
 		if (err)
@@ -477,10 +413,9 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 			     : poll_until_consumed(q, sync_prod, &cons);
 
 	if (err) {
-		cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
+		hwt__cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
 			 err == -ENODEV ? "aborted, device stopped," : "timeout", sync_prod,
-			 atomic_load_explicit(&q->regs->prod, memory_order_relaxed),
-			 hwt__reg_read_cons(q->regs));
+			 hwt__reg_read_prod(q->regs), hwt__reg_read_cons(q->regs));
 		cons = read_cons(q); /* never beyond what the device consumed */
 	}
 	/*
@@ -514,7 +449,7 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
  * - One call's commands are contiguous in the queue; calls are totally
  *   ordered by their reservation.
  */
-static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, bool sync)
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync)
 {
 	const unsigned shift = q->shift;
 	struct devwait w = { .q = q, .every = 0 };
@@ -549,11 +484,11 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 	 *    shadow cons past its slot while it waits. */
 	write_entries(q, sprod, cmds, n);
 	if (sync) {
-		uint64_t dw[2];
+		struct hwt_cmdq_cmd s;
 
 		prod = hwt__q_inc(shift, sprod, n);
-		build_sync(q, prod, dw);
-		write_entries(q, prod, (const uint64_t (*)[2])dw, 1);
+		build_sync(q, prod, &s);
+		write_entries(q, prod, &s, 1);
 		shared_lock(q);
 	}
 
@@ -562,12 +497,12 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 
 	/* 4. The owner publishes everything gathered so far. */
 	if (owner) {
-		struct backoff b = { 0 };
+		struct hwt__backoff b = { 0 };
 
 		/* a. Wait for the previous owner to finish (A_OWNER pairs with
 		 *    R_OWNER): PROD must never move backwards. */
 		while (atomic_load_explicit(&q->owner_prod, memory_order_acquire) != sprod)
-			backoff_wait(&b);
+			hwt__backoff_wait(&b);
 
 		/* b. Stop gathering: clear OWNED; the prod we get back is the end
 		 *    of every reservation made behind us.  Relaxed: the entries'
@@ -579,7 +514,7 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 		/* c. Wait until the gathered entries are written (A_VALID). */
 		poll_valid(q, sprod, prod);
 
-		/* d. Publish to the device (D1, with the doorbell). */
+		/* d. Publish to the device (R_PROD, with the doorbell). */
 		hwt__reg_write_prod(q->regs, prod);
 
 		/* e. Hand over to the next owner only now (R_OWNER: pairs with
@@ -593,167 +528,9 @@ static int do_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], uint32_t n, b
 	return 0;
 }
 
-/* --- errors: the GERROR interrupt ----------------------------------------- */
-
-static const char *const cerror_names[] = {
-	[HWT_SMMU_CERROR_NONE] = "No error",
-	[HWT_SMMU_CERROR_ILL] = "Illegal command",
-	[HWT_SMMU_CERROR_ABT] = "Abort on command fetch",
-	[HWT_SMMU_CERROR_ATC_INV_SYNC] = "ATC invalidate timeout",
-};
-
-/*
- * Runs on the device's thread, like an interrupt handler on another CPU.
- * It touches only the slot at CONS (still owned by the device, so no
- * producer writes it) and the registers, never the producers' state.
- */
-static void gerror_irq(void *ctx)
-{
-	struct hwt_cmdq *q = ctx;
-	uint32_t gerror = hwt__reg_read_gerror(q->regs);
-	uint32_t gerrorn = atomic_load_explicit(&q->regs->gerrorn, memory_order_relaxed);
-	uint32_t cons, err, idx;
-	uint64_t *slot, dw[2];
-
-	if ((gerror ^ gerrorn) & HWT_SMMU_GERROR_MSI_CMDQ_ABT)
-		cmdq_log(q, "CMDQ MSI write aborted");
-	if (!((gerror ^ gerrorn) & HWT_SMMU_GERROR_CMDQ_ERR)) {
-		hwt__reg_write_gerrorn(q->regs, gerror);
-		return;
-	}
-	cons = hwt__reg_read_cons(q->regs); /* A_CONS */
-	err = cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK;
-	idx = hwt__q_idx(q->shift, cons);
-	slot = q->mem + 2 * idx;
-	cmdq_log(q, "CMDQ error (cons 0x%08x): %s", cons,
-		 err < sizeof(cerror_names) / sizeof(cerror_names[0]) ? cerror_names[err]
-								      : "Unknown error");
-	switch (err) {
-	case HWT_SMMU_CERROR_ABT:
-		cmdq_log(q, "retrying command fetch");
-		break;
-	case HWT_SMMU_CERROR_NONE:
-	case HWT_SMMU_CERROR_ATC_INV_SYNC:
-		break; /* the device re-executes the CMD_SYNC at CONS */
-	default:
-		cmdq_log(q, "skipping command in error state: 0x%016llx 0x%016llx",
-			 (unsigned long long)le64toh(slot[0]), (unsigned long long)le64toh(slot[1]));
-		/* A plain CMD_SYNC without MSI: nobody waits on it. */
-		hwt_smmu_sync_build(dw, HWT_SMMU_CS_SEV, 0);
-		slot[0] = htole64(dw[0]);
-		slot[1] = htole64(dw[1]);
-		break;
-	}
-	/* Release (in hwt__reg_write_gerrorn): the rewritten slot is visible
-	 * to the device when it sees the acknowledgement. */
-	hwt__reg_write_gerrorn(q->regs, gerror);
-}
-
-/* --- auto mode: measure both completion modes ------------------------------ */
-
-#define CALIB_ROUNDS 9
-#define CALIB_SYNCS 200
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Mean ns per empty-queue sync, median over rounds; modes interleaved so
- * that machine noise and frequency changes hit both alike. */
-static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns)
-{
-	uint64_t t[2][CALIB_ROUNDS];
-	bool saved = q->msipoll;
-	int err = 0;
-
-	for (int r = 0; r < CALIB_ROUNDS && !err; r++) {
-		for (int m = 0; m < 2 && !err; m++) {
-			uint64_t t0;
-
-			q->msipoll = m == 0;
-			err = do_issue(q, NULL, 0, true); /* warm the path */
-			t0 = hwt__now_ns();
-			for (int i = 0; i < CALIB_SYNCS && !err; i++)
-				err = do_issue(q, NULL, 0, true);
-			t[m][r] = (hwt__now_ns() - t0) / CALIB_SYNCS;
-		}
-	}
-	q->msipoll = saved;
-	if (err)
-		return err;
-	qsort(t[0], CALIB_ROUNDS, sizeof(uint64_t), cmp_u64);
-	qsort(t[1], CALIB_ROUNDS, sizeof(uint64_t), cmp_u64);
-	*msi_ns = t[0][CALIB_ROUNDS / 2];
-	*sev_ns = t[1][CALIB_ROUNDS / 2];
-	return 0;
-}
-
-static bool msi_capable(const struct hwt_cmdq *q)
-{
-	uint32_t idr0 = hwt__reg_idr0(q->regs);
-
-	return (idr0 & HWT_SMMU_IDR0_MSI) && (idr0 & HWT_SMMU_IDR0_COHACC);
-}
-
-int hwt_cmdq_calibrate(struct hwt_cmdq *q)
-{
-	uint64_t msi, sev;
-	int err;
-
-	if (!msi_capable(q))
-		return -EOPNOTSUPP;
-	err = measure_modes(q, &msi, &sev);
-	if (err)
-		return err;
-	pthread_mutex_lock(&q->info_lock);
-	q->info.msi_ns = msi;
-	q->info.sev_ns = sev;
-	if (atomic_load_explicit(&q->calib, memory_order_relaxed) == CALIB_NONE) {
-		pthread_mutex_unlock(&q->info_lock);
-		return 0; /* measured for the report; the configured mode stays */
-	}
-	q->msipoll = msi <= sev;
-	q->info.msipolling = q->msipoll;
-	q->info.measured = true;
-	snprintf(q->info.reason, sizeof(q->info.reason),
-		 "auto: empty-queue CMD_SYNC %llu ns with MSI polling, %llu ns with CONS polling "
-		 "(median of %d rounds of %d): %s",
-		 (unsigned long long)msi, (unsigned long long)sev, CALIB_ROUNDS, CALIB_SYNCS,
-		 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
-	pthread_mutex_unlock(&q->info_lock);
-	/* R_CALIB: pairs with A_CALIB, issuers see the chosen mode. */
-	atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release);
-	return 0;
-}
-
-/* First use with auto_poll: one thread measures, the others wait. */
-static int calibrate_first_use(struct hwt_cmdq *q)
-{
-	uint32_t st = CALIB_PENDING;
-	struct backoff b = { 0 };
-
-	if (atomic_compare_exchange_strong_explicit(&q->calib, &st, CALIB_RUNNING,
-						    memory_order_acquire, memory_order_acquire)) {
-		int err = hwt_cmdq_calibrate(q);
-
-		if (err) {
-			cmdq_log(q, "auto polling: measurement failed (%s), keeping %s polling",
-				 strerror(-err), q->msipoll ? "MSI" : "CONS");
-			atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
-		}
-		return 0;
-	}
-	while (atomic_load_explicit(&q->calib, memory_order_acquire) != CALIB_DONE) /* A_CALIB */
-		backoff_wait(&b);
-	return 0;
-}
-
 /* --- public API ------------------------------------------------------------ */
 
-int hwt_cmdq_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], unsigned n, bool sync)
+int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
 {
 	uint32_t calib;
 
@@ -764,18 +541,18 @@ int hwt_cmdq_issue(struct hwt_cmdq *q, const uint64_t (*cmds)[2], unsigned n, bo
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (calib == CALIB_PENDING || calib == CALIB_RUNNING)
-		calibrate_first_use(q);
-	return do_issue(q, cmds, n, sync);
+		hwt__cmdq_calibrate_first_use(q);
+	return hwt__cmdq_insert(q, cmds, n, sync);
 }
 
-int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const uint64_t cmd[2])
+int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
 {
-	return hwt_cmdq_issue(q, (const uint64_t (*)[2])cmd, 1, false);
+	return hwt_cmdq_issue(q, cmd, 1, false);
 }
 
-int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const uint64_t cmd[2])
+int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
 {
-	return hwt_cmdq_issue(q, (const uint64_t (*)[2])cmd, 1, true);
+	return hwt_cmdq_issue(q, cmd, 1, true);
 }
 
 int hwt_cmdq_sync(struct hwt_cmdq *q)
@@ -789,7 +566,7 @@ void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
 	b->num = 0;
 }
 
-int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const uint64_t cmd[2])
+int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
 {
 	bool quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
 	int err = 0;
@@ -797,147 +574,18 @@ int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const uint64_t cmd[2])
 	/* Full: flush without a sync (with one at 63 under the MMU-700
 	 * erratum).  On error the flushed commands are lost: reported here. */
 	if (quirk || b->num == HWT_CMDQ_BATCH_ENTRIES) {
-		err = hwt_cmdq_issue(b->q, (const uint64_t (*)[2])b->cmds, b->num, quirk);
+		err = hwt_cmdq_issue(b->q, b->cmds, b->num, quirk);
 		b->num = 0;
 	}
-	b->cmds[b->num][0] = cmd[0];
-	b->cmds[b->num][1] = cmd[1];
-	b->num++;
+	b->cmds[b->num++] = *cmd;
 	return err;
 }
 
 int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
 {
-	int err = hwt_cmdq_issue(b->q, (const uint64_t (*)[2])b->cmds, b->num, true);
+	int err = hwt_cmdq_issue(b->q, b->cmds, b->num, true);
 
 	b->num = 0;
 	return err;
 }
 
-void hwt_cmdq_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
-{
-	pthread_mutex_lock(&q->info_lock);
-	*info = q->info;
-	pthread_mutex_unlock(&q->info_lock);
-}
-
-int hwt_cmdq_options_default(struct hwt_cmdq_options *o)
-{
-	const char *env = getenv("HWTUNE_DISABLE_MSIPOLLING");
-
-	memset(o, 0, sizeof(*o));
-	o->timeout_ns = 1000000000ull;
-	o->spin_ns = 10000;
-	if (!env || !strcmp(env, "0") || !*env)
-		return 0;
-	if (!strcmp(env, "1")) {
-		o->disable_msipolling = true;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
-		    const struct hwt_cmdq_options *opts)
-{
-	struct hwt_cmdq_options def;
-	struct hwt_cmdq *q;
-	unsigned cmdqs, shift;
-	size_t bytes;
-	int err;
-
-	if (!out || !dev)
-		return -EINVAL;
-	if (!opts) {
-		hwt_cmdq_options_default(&def);
-		opts = &def;
-	}
-	q = aligned_alloc(CACHELINE, (sizeof(*q) + CACHELINE - 1) & ~(size_t)(CACHELINE - 1));
-	if (!q)
-		return -ENOMEM;
-	memset(q, 0, sizeof(*q));
-	pthread_mutex_init(&q->info_lock, NULL);
-	q->dev = dev;
-	q->regs = hwt__smmu_dev_regs(dev);
-	if (hwt__reg_enabled(q->regs)) {
-		free(q);
-		return -EBUSY; /* a queue is attached while the device is stopped */
-	}
-	cmdqs = hwt__reg_idr1(q->regs) >> HWT_SMMU_IDR1_CMDQS_SHIFT & HWT_SMMU_IDR1_CMDQS_MASK;
-	shift = opts->entries_log2 ? opts->entries_log2 : cmdqs;
-	/* Refuse n <= 6: a full batch plus its CMD_SYNC must fit, and the
-	 * valid map is made of whole 64-bit words. */
-	if (shift < HWT_CMDQ_MIN_SHIFT || shift > cmdqs || shift > 24) {
-		free(q);
-		return -EINVAL;
-	}
-	q->shift = shift;
-	/* Naturally aligned to its size, as CMDQ_BASE requires; at least a
-	 * page (aligned_alloc wants the size to be a multiple). */
-	bytes = (size_t)16 << shift;
-	q->mem = aligned_alloc(bytes < 4096 ? 4096 : bytes, bytes < 4096 ? 4096 : bytes);
-	q->valid = calloc(((size_t)1 << shift) / BITS_PER_WORD, sizeof(*q->valid));
-	if (!q->mem || !q->valid) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	memset(q->mem, 0, bytes);
-	err = hwt__smmu_dev_dma_map(dev, q->mem, bytes, &q->iova);
-	if (err)
-		goto fail;
-	q->timeout_ns = opts->timeout_ns ? opts->timeout_ns : 1000000000ull;
-	q->spin_ns = opts->spin_ns;
-	q->force_sync_at_63 = opts->force_sync_at_63;
-	q->log = opts->log;
-	q->log_ctx = opts->log_ctx;
-	q->sev = hwt__reg_idr0(q->regs) & HWT_SMMU_IDR0_SEV;
-	/* The kernel's rule for ARM_SMMU_OPT_MSIPOLL. */
-	q->msipoll = msi_capable(q) && !opts->disable_msipolling;
-	q->info.entries = 1u << shift;
-	q->info.msipolling = q->msipoll;
-	if (!msi_capable(q))
-		snprintf(q->info.reason, sizeof(q->info.reason),
-			 "CONS polling: the device lacks %s", hwt__reg_idr0(q->regs) & HWT_SMMU_IDR0_MSI
-								     ? "COHACC" : "MSI");
-	else if (opts->disable_msipolling)
-		snprintf(q->info.reason, sizeof(q->info.reason),
-			 "CONS polling: disable_msipolling is set");
-	else if (opts->auto_poll)
-		snprintf(q->info.reason, sizeof(q->info.reason),
-			 "auto: not measured yet (measured on first use)");
-	else
-		snprintf(q->info.reason, sizeof(q->info.reason),
-			 "MSI polling: the device has MSI and COHACC");
-	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
-	hwt__smmu_dev_set_gerror_irq(dev, gerror_irq, q);
-	/* A new queue starts empty at 0, as after the kernel's device reset
-	 * (PROD and CONS may be written while the queue is disabled); then
-	 * CMDQ_BASE: DMA address and LOG2SIZE.  The device reads all three at
-	 * start (acquire on CMDQ_BASE pairs with this release). */
-	atomic_store_explicit(&q->regs->prod, 0, memory_order_relaxed);
-	atomic_store_explicit(&q->regs->cons, 0, memory_order_relaxed);
-	atomic_store_explicit(&q->regs->cmdq_base, q->iova | shift, memory_order_release);
-	*out = q;
-	return 0;
-fail:
-	free(q->mem);
-	free(q->valid);
-	free(q);
-	return err;
-}
-
-void hwt_cmdq_destroy(struct hwt_cmdq *q)
-{
-	if (!q)
-		return;
-	/* The device must not read queue memory we free, nor call our
-	 * GERROR handler after it: stop it first if the caller did not. */
-	if (hwt__reg_enabled(q->regs))
-		hwt_smmu_dev_stop(q->dev);
-	hwt__smmu_dev_set_gerror_irq(q->dev, NULL, NULL);
-	hwt__smmu_dev_dma_unmap(q->dev, q->iova);
-	pthread_mutex_destroy(&q->info_lock);
-	free(q->mem);
-	free(q->valid);
-	free(q);
-}

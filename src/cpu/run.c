@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 struct run {
-	hwt_cpu_fn fn;
+	hwt_cpu_run_fn fn;
 	void *arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -157,7 +157,7 @@ static void *serial_worker(void *p)
 	return NULL;
 }
 
-HWT_API int hwt_on_each_cpu(const struct hwt_cpus *set, enum hwt_run_mode mode, hwt_cpu_fn fn,
+HWT_API int hwt_cpu_on_each(const struct hwt_cpus *set, enum hwt_cpu_run_mode mode, hwt_cpu_run_fn fn,
 			    void *arg, int *status)
 {
 	struct hwt_cpus allowed = HWT_CPUS_INIT;
@@ -166,7 +166,7 @@ HWT_API int hwt_on_each_cpu(const struct hwt_cpus *set, enum hwt_run_mode mode, 
 	int r;
 
 	if (!set || !fn || (set->n && !set->cpu) ||
-	    (mode != HWT_RUN_PARALLEL && mode != HWT_RUN_SERIAL))
+	    (mode != HWT_CPU_RUN_PARALLEL && mode != HWT_CPU_RUN_SERIAL))
 		return -EINVAL;
 	if (set->n == 0)
 		return 0;
@@ -188,7 +188,7 @@ HWT_API int hwt_on_each_cpu(const struct hwt_cpus *set, enum hwt_run_mode mode, 
 	}
 	hwt_cpus_free(&allowed);
 
-	if (mode == HWT_RUN_SERIAL) {
+	if (mode == HWT_CPU_RUN_SERIAL) {
 		struct serial s = { w, set->n, 0 };
 		pthread_t tid;
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inside the software SMMU: the device object, shared by device.c (the
- * consumer, registers, DMA) and cache.c (the cache models).  Nothing outside
- * src/device includes this.
+ * Inside the software SMMU: the device object, shared by device.c
+ * (lifecycle, configuration, the bus's attachment), dma.c (DMA regions),
+ * consumer.c (the command-queue consumer) and model.c (the cache models).
+ * Nothing outside src/device includes this; drivers see smmu/bus.h.
  */
 #ifndef HWT_DEVICE_IMPL_H
 #define HWT_DEVICE_IMPL_H
@@ -13,9 +14,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "device/device.h"
+#include "hwtune/device.h"
+#include "hwtune/smmu_model.h"
+#include "smmu/bus.h"
 
-/* ---- cache models ------------------------------------------------------ */
+/* ---- cache models (model.c) --------------------------------------------- */
 #define HWT__CFG_ENTRIES 256
 #define HWT__TLB_ENTRIES 512
 #define HWT__ATC_ENTRIES 128
@@ -42,7 +45,7 @@ struct hwt__atc_ent {
 	uint64_t addr;
 };
 
-struct hwt__cache {
+struct hwt__model {
 	pthread_mutex_t lock; /* guards the tables and count */
 	/* Valid entries in all tables.  Written under lock; the consumer reads
 	 * it relaxed to skip the lock when the models are empty (an insert that
@@ -54,26 +57,31 @@ struct hwt__cache {
 	struct hwt__atc_ent atc[HWT__ATC_ENTRIES];
 };
 
-int hwt__cache_init(struct hwt__cache *c);
-void hwt__cache_destroy(struct hwt__cache *c);
+int hwt__model_init(struct hwt__model *c);
+void hwt__model_destroy(struct hwt__model *c);
 /* Apply one decoded invalidation command; returns the entries dropped.
  * Other opcodes drop nothing. */
-unsigned hwt__cache_exec(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd);
+unsigned hwt__model_exec(struct hwt__model *c, const struct hwt_smmu_cmd *cmd);
 
-/* ---- the device -------------------------------------------------------- */
-
-/* ctl bits: requests from other threads to the consumer. */
-#define HWT__CTL_STOP 1u
-#define HWT__CTL_PAUSE 2u
-#define HWT__CTL_INJ_ABT 4u
-#define HWT__CTL_INJ_ATC 8u
-
+/* ---- DMA regions (dma.c) -------------------------------------------------- */
 struct hwt__region {
 	_Atomic uint32_t live; /* R_MAP / A_MAP: the fields below are valid */
 	uint64_t iova;
 	uint64_t len;
 	char *va;
 };
+
+/* The address of [iova, iova + len) if one live region holds it, else NULL.
+ * Any thread. */
+void *hwt__dev_translate(struct hwt_smmu_dev *dev, uint64_t iova, uint64_t len);
+
+/* ---- the device ------------------------------------------------------------ */
+
+/* ctl bits: requests from other threads to the consumer. */
+#define HWT__CTL_STOP 1u
+#define HWT__CTL_PAUSE 2u
+#define HWT__CTL_INJ_ABT 4u
+#define HWT__CTL_INJ_ATC 8u
 
 /* Counters: written only by the consumer thread (load + store, no locked
  * RMW), read by anyone with relaxed loads. */
@@ -82,11 +90,19 @@ struct hwt__dev_stats {
 		invalidated;
 };
 
+/* Add to a counter of the consumer's (or of a caller that joined it). */
+static inline void hwt__st_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 struct hwt_smmu_dev {
 	struct hwt__smmu_regs regs;
 	struct hwt_smmu_dev_config cfg;
 
-	/* Consumer-private state, set up by start before the thread runs. */
+	/* Consumer-private state: set by hwt__dev_cmdq_enable(), at start
+	 * (before the thread runs) or on the consumer thread. */
 	alignas(HWT__CACHELINE) const uint64_t *q; /* queue memory, 2 dwords per entry */
 	uint64_t q_iova, q_bytes;
 	uint32_t ptr_mask;    /* WRP | IDX bits */
@@ -95,6 +111,7 @@ struct hwt_smmu_dev {
 	uint32_t cons;        /* WRP | IDX of the next command */
 	uint32_t published;   /* WRP | IDX last stored to CONS */
 	uint32_t cons_ovf;    /* CONS bit 31, kept as found */
+	uint32_t cr0;         /* the CR0 value acted on (A_CR0) */
 	bool full_seen;       /* the queue was full at the last PROD read */
 	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */
 	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
@@ -107,13 +124,30 @@ struct hwt_smmu_dev {
 
 	alignas(HWT__CACHELINE) struct hwt__dev_stats st;
 
-	alignas(HWT__CACHELINE) pthread_mutex_t lock; /* start/stop/pause/resume/map */
+	alignas(HWT__CACHELINE) pthread_mutex_t lock; /* lifecycle, attach, map */
 	bool running;
 	pthread_t thread;
+	const void *owner; /* the attached queue (hwt__bus_attach) */
 	unsigned nregions;
-	struct hwt__region regions[HWT__SMMU_DEV_REGIONS];
+	struct hwt__region regions[HWT__BUS_REGIONS];
 
-	struct hwt__cache cache;
+	struct hwt__model model;
 };
+
+_Static_assert(offsetof(struct hwt_smmu_dev, ctl) - offsetof(struct hwt_smmu_dev, q) >=
+		       HWT__CACHELINE,
+	       "consumer-private state shares a line with the requests other threads write");
+
+/* The consumer thread (consumer.c). */
+void *hwt__dev_consumer(void *dev);
+/*
+ * Act on CR0.CMDQEN as read by A_CR0 (value cr0): enable reads CMDQ_BASE and
+ * CONS and sets up the consumer's view of the queue; both store CR0ACK
+ * (R_ACK).  -EINVAL (queue left disabled) if CMDQ_BASE is unset, LOG2SIZE >
+ * CMDQS, the base is not aligned to the queue size (at least 32 bytes) or
+ * the queue is not inside one DMA region.  On the consumer thread, or with
+ * the lock held while no consumer runs.
+ */
+int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0);
 
 #endif

@@ -15,9 +15,9 @@ static const char *const speed_names[] = {
 	[HWT_MISALIGNED_UNSUPPORTED] = "unsupported",
 };
 
-HWT_API const char *hwt_misaligned_speed_name(int speed)
+HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed)
 {
-	if (speed < 0 || speed > HWT_MISALIGNED_UNSUPPORTED)
+	if ((unsigned)speed > HWT_MISALIGNED_UNSUPPORTED)
 		return NULL;
 	return speed_names[speed];
 }
@@ -56,7 +56,7 @@ HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigne
 			continue; /* never probed: not part of the set's answer */
 		if (first < 0)
 			first = cpu[i].speed;
-		else if (cpu[i].speed != first)
+		else if ((int)cpu[i].speed != first)
 			return HWT_MISALIGNED_UNKNOWN;
 	}
 	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;

@@ -18,6 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Test seam, not public: the fault check raises SIGBUS instead of touching
+ * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE.
+ * Unit tests pass it in hwt_misaligned_opts.flags; the CLI tests set
+ * HWTUNE_TEST_FORCE_SIGBUS=1, which hwt_misaligned_probe() honours. */
+#define HWT__MISALIGNED_FORCE_SIGBUS 0x100u
+
 /* --- classify.c ---------------------------------------------------------- */
 
 /* What one CPU's probe saw; ticks are minimum per-sample counts (any unit,

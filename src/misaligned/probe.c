@@ -3,7 +3,7 @@
  * The probe of a CPU set: override, cache, then every remaining CPU at once
  * (or one after another, or SMT siblings in separate waves), then the cache
  * again.  Each probing thread writes only its own result slot; the results
- * are read after hwt_on_each_cpu() has joined the threads.
+ * are read after hwt_cpu_on_each() has joined the threads.
  */
 #include "misaligned/misaligned.h"
 
@@ -17,7 +17,7 @@
 
 #define KNOWN_FLAGS                                                                        \
 	(HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SMT_APART |  \
-	 HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT_MISALIGNED_TEST_FORCE_SIGBUS)
+	 HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT__MISALIGNED_FORCE_SIGBUS)
 
 struct ctx {
 	struct hwt_misaligned_report *rep;
@@ -80,7 +80,7 @@ static void assign_waves(struct hwt_misaligned_report *r, const bool *todo, cons
 static int run_waves(struct hwt_misaligned_report *r, const bool *todo, unsigned nwaves,
 		     struct ctx *c)
 {
-	enum hwt_run_mode mode = r->serial ? HWT_RUN_SERIAL : HWT_RUN_PARALLEL;
+	enum hwt_cpu_run_mode mode = r->serial ? HWT_CPU_RUN_SERIAL : HWT_CPU_RUN_PARALLEL;
 	int *status = malloc(r->n * sizeof(*status));
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	int ret = 0;
@@ -96,7 +96,7 @@ static int run_waves(struct hwt_misaligned_report *r, const bool *todo, unsigned
 				ret = hwt_cpus_add(&set, r->cpu[i].cpu);
 		if (ret || !set.n)
 			break;
-		n = hwt_on_each_cpu(&set, mode, probe_one, c, status);
+		n = hwt_cpu_on_each(&set, mode, probe_one, c, status);
 		for (unsigned k = 0; k < set.n; k++) {
 			struct hwt_misaligned_cpu *s = slot(r, set.cpu[k]);
 			int st = n < 0 ? n : status[k];
@@ -157,6 +157,8 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	char path[4200];
 	unsigned ncached = 0, nwaves = 1, ntodo = 0;
 	bool cache_on, measured = false, *todo = NULL;
+	const char *seam = getenv("HWTUNE_TEST_FORCE_SIGBUS");
+	unsigned flags;
 	struct ctx c;
 	int ret;
 
@@ -165,6 +167,7 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	memset(out, 0, sizeof(*out));
 	if (!opts)
 		opts = &defaults;
+	flags = opts->flags | (seam && *seam && strcmp(seam, "0") ? HWT__MISALIGNED_FORCE_SIGBUS : 0);
 	if ((opts->flags & ~KNOWN_FLAGS) || opts->budget_us > HWT_MISALIGNED_MAX_BUDGET_US ||
 	    (opts->override_speed &&
 	     (opts->override_speed < HWT_MISALIGNED_SLOW ||
@@ -212,7 +215,7 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 		goto done;
 	}
 
-	cache_on = !(opts->flags & (HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_TEST_FORCE_SIGBUS)) &&
+	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS)) &&
 		   hwt__cache_key_current(&key) == 0 &&
 		   hwt__cache_path(opts->cache_dir, path, sizeof(path)) == 0;
 	if (cache_on) {
@@ -231,7 +234,7 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 		c.rep = out;
 		c.cfg.budget_ns = (uint64_t)out->budget_us * 1000;
 		c.cfg.kernel_window = out->kernel_window;
-		c.cfg.force_sigbus = opts->flags & HWT_MISALIGNED_TEST_FORCE_SIGBUS;
+		c.cfg.force_sigbus = flags & HWT__MISALIGNED_FORCE_SIGBUS;
 		if (out->smt_apart)
 			assign_waves(out, todo, opts->sysfs_root, &nwaves);
 		ret = hwt__fault_guard_enter();

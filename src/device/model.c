@@ -31,18 +31,18 @@
 #include <errno.h>
 #include <string.h>
 
-int hwt__cache_init(struct hwt__cache *c)
+int hwt__model_init(struct hwt__model *c)
 {
 	memset(c, 0, sizeof(*c));
 	return -pthread_mutex_init(&c->lock, NULL);
 }
 
-void hwt__cache_destroy(struct hwt__cache *c)
+void hwt__model_destroy(struct hwt__model *c)
 {
 	pthread_mutex_destroy(&c->lock);
 }
 
-static void count_add(struct hwt__cache *c, int d)
+static void count_add(struct hwt__model *c, int d)
 {
 	uint32_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
 
@@ -101,7 +101,7 @@ enum tlb_match {
 	M_RANGE = 8,  /* overlaps the address range */
 };
 
-static unsigned tlb_drop(struct hwt__cache *c, unsigned kinds, unsigned match,
+static unsigned tlb_drop(struct hwt__model *c, unsigned kinds, unsigned match,
 			 const struct hwt_smmu_cmd *cmd)
 {
 	struct range r = { 0, 0 };
@@ -132,7 +132,7 @@ static unsigned tlb_drop(struct hwt__cache *c, unsigned kinds, unsigned match,
 
 /* STEs (if ste) and CDs of SIDs in [lo, lo + span); span 0 = every SID.
  * ssid_only >= 0: only the CD with that SSID. */
-static unsigned cfg_drop(struct hwt__cache *c, bool ste, uint32_t lo, uint64_t span,
+static unsigned cfg_drop(struct hwt__model *c, bool ste, uint32_t lo, uint64_t span,
 			 int64_t ssid_only)
 {
 	unsigned n = 0;
@@ -151,7 +151,7 @@ static unsigned cfg_drop(struct hwt__cache *c, bool ste, uint32_t lo, uint64_t s
 	return n;
 }
 
-static unsigned atc_drop(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd)
+static unsigned atc_drop(struct hwt__model *c, const struct hwt_smmu_cmd *cmd)
 {
 	struct range r = atc_range(cmd);
 	uint32_t sid = (uint32_t)cmd->f[HWT_SMMU_F_SID];
@@ -176,7 +176,7 @@ static unsigned atc_drop(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd)
 #define K_EL2 (1u << HWT_SMMU_TLB_EL2)
 #define K_S2 (1u << HWT_SMMU_TLB_S2)
 
-static unsigned exec_locked(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd)
+static unsigned exec_locked(struct hwt__model *c, const struct hwt_smmu_cmd *cmd)
 {
 	uint32_t sid = (uint32_t)cmd->f[HWT_SMMU_F_SID];
 
@@ -220,7 +220,7 @@ static unsigned exec_locked(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd
 	}
 }
 
-unsigned hwt__cache_exec(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd)
+unsigned hwt__model_exec(struct hwt__model *c, const struct hwt_smmu_cmd *cmd)
 {
 	unsigned n;
 
@@ -236,7 +236,7 @@ unsigned hwt__cache_exec(struct hwt__cache *c, const struct hwt_smmu_cmd *cmd)
 int hwt_smmu_dev_cfg_insert(struct hwt_smmu_dev *dev, enum hwt_smmu_cfg_kind kind, uint32_t sid,
 			    uint32_t ssid)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct hwt__cfg_ent *slot = NULL;
 	int ret = 0;
 
@@ -269,7 +269,7 @@ out:
 bool hwt_smmu_dev_cfg_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_cfg_kind kind, uint32_t sid,
 			     uint32_t ssid)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	bool hit = false;
 
 	if (kind == HWT_SMMU_CFG_STE)
@@ -311,7 +311,7 @@ static bool tlb_same(const struct hwt__tlb_ent *a, const struct hwt__tlb_ent *b)
 
 int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct hwt__tlb_ent e, *slot = NULL;
 	int ret = tlb_key(in, &e);
 
@@ -340,7 +340,7 @@ out:
 bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind kind, uint16_t vmid,
 			     uint16_t asid, uint64_t addr)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct range r = { addr, addr + 1 };
 	bool hit = false;
 
@@ -362,7 +362,7 @@ bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind ki
 
 bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct hwt__tlb_ent e;
 	bool hit = false;
 
@@ -378,7 +378,7 @@ bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_t
 int hwt_smmu_dev_atc_insert(struct hwt_smmu_dev *dev, uint32_t sid, uint32_t ssid, uint64_t addr,
 			    unsigned size_log2)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct hwt__atc_ent *slot = NULL;
 	int ret = 0;
 
@@ -409,7 +409,7 @@ out:
 
 bool hwt_smmu_dev_atc_lookup(struct hwt_smmu_dev *dev, uint32_t sid, uint32_t ssid, uint64_t addr)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 	struct range r = { addr, addr + 1 };
 	bool hit = false;
 
@@ -428,15 +428,15 @@ unsigned hwt_smmu_dev_cache_count(struct hwt_smmu_dev *dev)
 {
 	unsigned n;
 
-	pthread_mutex_lock(&dev->cache.lock);
-	n = atomic_load_explicit(&dev->cache.count, memory_order_relaxed);
-	pthread_mutex_unlock(&dev->cache.lock);
+	pthread_mutex_lock(&dev->model.lock);
+	n = atomic_load_explicit(&dev->model.count, memory_order_relaxed);
+	pthread_mutex_unlock(&dev->model.lock);
 	return n;
 }
 
 void hwt_smmu_dev_cache_clear(struct hwt_smmu_dev *dev)
 {
-	struct hwt__cache *c = &dev->cache;
+	struct hwt__model *c = &dev->model;
 
 	pthread_mutex_lock(&c->lock);
 	memset(c->cfg, 0, sizeof(c->cfg));

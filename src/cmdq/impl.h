@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the driver side: the queue object, shared by cmdq.c (the lock-free
+ * protocol), setup.c (create/destroy, options, the GERROR handler) and
+ * calib.c (auto mode).  The device is reached only through smmu/bus.h.
+ */
+#ifndef HWT_CMDQ_IMPL_H
+#define HWT_CMDQ_IMPL_H
+
+#include <hwtune/cmdq.h>
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmdq/queue.h"
+#include "common/cacheline.h"
+#include "smmu/bus.h"
+
+enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
+
+struct hwt_cmdq {
+	/* Written by every producer: one line each. */
+	alignas(HWT__CACHELINE) _Atomic uint64_t llq;
+	alignas(HWT__CACHELINE) _Atomic uint32_t owner_prod;
+	alignas(HWT__CACHELINE) _Atomic int32_t lock;
+	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
+
+	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
+	 * which has the queue to itself). */
+	alignas(HWT__CACHELINE) unsigned shift;
+	bool msipoll;
+	bool sev;          /* IDR0.SEV: CONS waiters may sleep until an SEV */
+	bool force_sync_at_63;
+	uint64_t *mem;     /* 2^shift entries of two little-endian dwords */
+	_Atomic uint64_t *valid;
+	uint64_t iova;     /* DMA address of mem */
+	struct hwt__smmu_regs *regs;
+	struct hwt_smmu_dev *dev;
+	uint64_t timeout_ns;
+	uint64_t spin_ns;
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+	pthread_mutex_t info_lock; /* info: read by anyone, rewritten by calibration */
+	struct hwt_cmdq_info info;
+};
+
+_Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
+_Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq, llq) >=
+			       HWT__CACHELINE &&
+		       offsetof(struct hwt_cmdq, lock) - offsetof(struct hwt_cmdq, owner_prod) >=
+			       HWT__CACHELINE &&
+		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, calib) >=
+			       HWT__CACHELINE,
+	       "the producers' hot words share a line");
+
+void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A wait on other producers of this process (owner hand-over, valid bits,
+ * shared lock, calibration): they are live threads that finish in bounded
+ * time once they run, so there is no deadline, but after a short spin the
+ * waiter yields and then sleeps, so a descheduled producer on a 2-core box
+ * gets the CPU.
+ */
+struct hwt__backoff {
+	unsigned n;
+};
+void hwt__backoff_wait(struct hwt__backoff *b);
+
+/* The insertion itself (cmdq.c), without argument checks or calibration. */
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync);
+/* Auto mode's first use (calib.c): one thread measures, the others wait. */
+void hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
+/* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC. */
+bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q);
+
+#endif

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SMMU's register file: with queue memory and the DMA map, the only
+ * state the driver side (src/cmdq) and the device (src/device) share.  The
+ * driver reaches it only through the hwt__reg_* functions below, the way a
+ * CPU reaches an SMMU through MMIO, and each one states its ordering; the
+ * device, which implements the registers, reads and writes the fields.
+ *
+ * Queue enable is a handshake, as CR0/CR0ACK are on an SMMUv3: the driver
+ * writes CMDQ_BASE, PROD and CONS while CR0.CMDQEN is 0, then sets
+ * CR0.CMDQEN (R_CR0); the device acts on it when it runs (at start, or in
+ * its loop) and reports it in CR0ACK.CMDQEN (R_ACK).  Clearing CR0.CMDQEN
+ * and waiting for CR0ACK.CMDQEN == 0 guarantees that the device no longer
+ * reads queue memory nor calls the GERROR line.  A stopped device keeps
+ * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".
+ *
+ * Doorbell and events.  A device thread that finds no work spins briefly and
+ * then sleeps in futex_wait on the doorbell counter DB; a CONS-polling waiter
+ * spins briefly and then sleeps on the event word EVT, which the device bumps
+ * when it signals SEV.  Each sleep is a Dekker handshake of seq_cst
+ * operations only:
+ *
+ *   driver, after a register write    device, going to sleep
+ *   R_PROD/R_GERRN/R_CR0 the store    S1 store dev_sleeping = 1
+ *   DB2 load dev_sleeping             S2 load DB
+ *   DB3 if set: DB++, futex_wake(DB)  S3 load PROD, GERRORN, CR0
+ *                                     S4 futex_wait(DB, S2's value)
+ *
+ * In the single total order of seq_cst operations either DB2 sees S1 (the
+ * writer bumps DB and wakes) or S3 sees the store (the device does not
+ * sleep); a bump after S2 makes S4 return at once.  Waiting on a counter
+ * that every writer bumps, not on PROD, is what keeps a GERRORN or CR0 write
+ * or a stop from being lost between S3 and S4.
+ * EVT uses the same pattern with evt_sleepers (W1/W2 against V1/V2 below).
+ */
+#ifndef HWT_SMMU_REGS_H
+#define HWT_SMMU_REGS_H
+
+#include <hwtune/smmu.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "common/cacheline.h"
+#include "common/futex.h"
+
+/* CMDQ_BASE fields (ADDR [51:5], LOG2SIZE [4:0], RA [62]). */
+#define HWT__CMDQ_BASE_ADDR_MASK 0x000fffffffffffe0ull
+#define HWT__CMDQ_BASE_LOG2SIZE_MASK 0x1full
+#define HWT__CMDQ_BASE_RA (1ull << 62)
+
+struct hwt__smmu_regs {
+	/* Read-only after the device is created. */
+	uint32_t idr0;
+	uint32_t idr1;
+
+	/* Written by the driver, read by the device. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t prod;   /* CMDQ_PROD */
+	_Atomic uint32_t gerrorn;                        /* GERRORN: error acknowledge */
+	_Atomic uint32_t cr0;                            /* CR0: CMDQEN */
+	_Atomic uint64_t cmdq_base;                      /* CMDQ_BASE: IOVA | LOG2SIZE */
+
+	/* Written by the device, read by the driver. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t cons;   /* CMDQ_CONS, ERR in [30:24] */
+	_Atomic uint32_t gerror;                         /* GERROR: toggled on error */
+	_Atomic uint32_t cr0ack;                         /* CR0ACK: CMDQEN as in effect */
+	_Atomic uint32_t live;     /* 1 while the consumer thread runs (no SMMUv3
+				    * register: a software device can be off) */
+
+	/* SEV: event counter, bumped by the device; waiters sleep on it. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t evt;
+	_Atomic uint32_t evt_sleepers;
+
+	/* Doorbell: the device sleeps on db while dev_sleeping is set. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t dev_sleeping;
+	_Atomic uint32_t db;
+};
+
+_Static_assert(offsetof(struct hwt__smmu_regs, cons) - offsetof(struct hwt__smmu_regs, prod) >=
+		       HWT__CACHELINE,
+	       "PROD (driver-written) and CONS (device-written) share a line");
+
+/* DB2 and DB3: after a seq_cst register store, wake a sleeping device. */
+static inline void hwt__reg_ring(struct hwt__smmu_regs *r)
+{
+	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst)) {          /* DB2 */
+		atomic_fetch_add_explicit(&r->db, 1, memory_order_seq_cst);          /* DB3 */
+		hwt__futex_wake(&r->db, 1);
+	}
+}
+
+/* --- driver side ------------------------------------------------------- */
+
+static inline uint32_t hwt__reg_idr0(const struct hwt__smmu_regs *r)
+{
+	return r->idr0;
+}
+
+static inline uint32_t hwt__reg_idr1(const struct hwt__smmu_regs *r)
+{
+	return r->idr1;
+}
+
+/*
+ * Publish PROD.  R_PROD (seq_cst, so also a release): the device's acquire
+ * load of PROD (A_PROD) that reads this value sees every command written
+ * before it.  DB2 then decides whether the device needs a wake-up.
+ */
+static inline void hwt__reg_write_prod(struct hwt__smmu_regs *r, uint32_t prod)
+{
+	atomic_store_explicit(&r->prod, prod, memory_order_seq_cst);              /* R_PROD */
+	hwt__reg_ring(r);
+}
+
+/* PROD as last written; the driver's own value, so relaxed. */
+static inline uint32_t hwt__reg_read_prod(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->prod, memory_order_relaxed);
+}
+
+/*
+ * Read CONS.  A_CONS: acquire, pairs with the device's release store of CONS
+ * (R_CONS): when CONS has passed a command, that command's effects are
+ * visible to the reader.
+ */
+static inline uint32_t hwt__reg_read_cons(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->cons, memory_order_acquire);              /* A_CONS */
+}
+
+/* WFE-like: CONS once it differs from old, or after one bounded wait (an
+ * event on aarch64, a short spin elsewhere).  The load is A_CONS. */
+static inline uint32_t hwt__reg_wait_cons_change(const struct hwt__smmu_regs *r, uint32_t old)
+{
+	return hwt__wait_change32(&r->cons, old);                                 /* A_CONS */
+}
+
+/* A_GERR: acquire, pairs with the device's R_GERR: CONS.ERR, set before
+ * GERROR was toggled, is visible. */
+static inline uint32_t hwt__reg_read_gerror(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->gerror, memory_order_acquire);            /* A_GERR */
+}
+
+/* GERRORN as last written; the driver's own value, so relaxed. */
+static inline uint32_t hwt__reg_read_gerrorn(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->gerrorn, memory_order_relaxed);
+}
+
+/* Acknowledge errors; the device resumes at CONS.  R_GERRN (seq_cst, so also
+ * a release): pairs with the device's A_GERRN, so an entry rewritten before
+ * the acknowledgement is visible when the device re-fetches it. */
+static inline void hwt__reg_write_gerrorn(struct hwt__smmu_regs *r, uint32_t v)
+{
+	atomic_store_explicit(&r->gerrorn, v, memory_order_seq_cst);             /* R_GERRN */
+	hwt__reg_ring(r);
+}
+
+/*
+ * Reset the queue registers to an empty queue at base (IOVA | LOG2SIZE), as
+ * a driver does before enabling the queue.  Only while CR0.CMDQEN and
+ * CR0ACK.CMDQEN are 0: relaxed, published by the following R_CR0.
+ */
+static inline void hwt__reg_reset_queue(struct hwt__smmu_regs *r, uint64_t base)
+{
+	atomic_store_explicit(&r->prod, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->cons, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->cmdq_base, base, memory_order_relaxed);
+}
+
+/* Request CR0 (HWT_SMMU_CR0_*).  R_CR0 (seq_cst, so also a release): pairs
+ * with the device's A_CR0, which then sees CMDQ_BASE, PROD and CONS as
+ * written before. */
+static inline void hwt__reg_write_cr0(struct hwt__smmu_regs *r, uint32_t v)
+{
+	atomic_store_explicit(&r->cr0, v, memory_order_seq_cst);                 /* R_CR0 */
+	hwt__reg_ring(r);
+}
+
+/* CR0ACK.  A_ACK: acquire, pairs with the device's R_ACK: after reading
+ * CMDQEN 0 the device's last accesses to queue memory happened before;
+ * after reading 1 (or 0 after a stop) the final CONS is visible. */
+static inline uint32_t hwt__reg_read_cr0ack(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->cr0ack, memory_order_acquire);           /* A_ACK */
+}
+
+/* Does the device run, so that a CR0 write will be acknowledged?  seq_cst:
+ * a driver's R_CR0 then this load, against the device's store of live = 1
+ * then its A_CR0 at start: either the device sees the new CR0 or the driver
+ * sees it live (and waits for CR0ACK). */
+static inline bool hwt__reg_device_live(const struct hwt__smmu_regs *r)
+{
+	return atomic_load_explicit(&r->live, memory_order_seq_cst);
+}
+
+/* Is the queue being consumed?  Waiters check it on their slow path. */
+static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
+{
+	return hwt__reg_read_cr0ack(r) & HWT_SMMU_CR0_CMDQEN;
+}
+
+/*
+ * Sleep until the device signals SEV, at most timeout_ns.  The caller has
+ * checked its condition and found it false; it re-checks after this returns.
+ *   W1 evt_sleepers++ (seq_cst)      V1 evt++          (seq_cst, device)
+ *   W2 load evt (seq_cst), then      V2 load sleepers  (seq_cst, device)
+ *      the caller's condition
+ * `still_waiting` re-reads the condition after W1 (its loads are A_CONS, and
+ * seq_cst W1/W2 keep them after W1) so a signal between the caller's check
+ * and W1 is not lost.
+ */
+static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout_ns,
+				      bool (*still_waiting)(void *), void *arg)
+{
+	uint32_t e;
+	int ret = 0;
+
+	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
+	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
+	if (still_waiting(arg))
+		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
+	atomic_fetch_sub_explicit(&r->evt_sleepers, 1, memory_order_relaxed);
+	return ret == -ETIMEDOUT ? ret : 0;
+}
+
+/* --- device side ------------------------------------------------------- */
+
+/* SEV: V1 then V2, see hwt__reg_wait_event(). */
+static inline void hwt__reg_sev(struct hwt__smmu_regs *r)
+{
+	atomic_fetch_add_explicit(&r->evt, 1, memory_order_seq_cst);              /* V1 */
+	if (atomic_load_explicit(&r->evt_sleepers, memory_order_seq_cst))        /* V2 */
+		hwt__futex_wake(&r->evt, INT32_MAX);
+}
+
+#endif

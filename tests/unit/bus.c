@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* The bus between a queue and its device (src/smmu/bus.h): one queue per
+ * device, detach only by the owner, queue enable and disable through the
+ * CR0.CMDQEN / CR0ACK handshake, before start or while the device runs. */
+#include "harness/harness.h"
+
+#include <hwtune/hwtune.h>
+#include <hwtune/smmu_model.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/time.h"
+#include "smmu/bus.h"
+
+static struct hwt_smmu_dev *new_dev(void)
+{
+	struct hwt_smmu_dev_config c;
+	struct hwt_smmu_dev *dev;
+
+	hwt_smmu_dev_config_default(&c);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &c));
+	return dev;
+}
+
+static struct hwt_cmdq_options quiet_opts(uint64_t timeout_ms)
+{
+	struct hwt_cmdq_options o;
+
+	hwt_cmdq_options_default(&o);
+	o.entries_log2 = 7;
+	o.timeout_ns = timeout_ms * 1000000ull;
+	return o;
+}
+
+/* Bounded wait for CR0ACK to read want. */
+static bool ack_becomes(struct hwt__smmu_regs *r, uint32_t want)
+{
+	uint64_t end = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
+
+	while (hwt__reg_read_cr0ack(r) != want) {
+		if (hwt__now_ns() > end)
+			return false;
+		hwt__sleep_ns(100000);
+	}
+	return true;
+}
+
+TEST(second_queue_on_a_device_gets_ebusy)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt_cmdq_options o = quiet_opts(1000);
+	struct hwt_cmdq *q1, *q2 = NULL, *q3;
+
+	ASSERT_OK(hwt_cmdq_create(&q1, dev, &o));
+	ASSERT_EQ(hwt_cmdq_create(&q2, dev, &o), -EBUSY);
+	ASSERT_TRUE(q2 == NULL);
+	hwt_cmdq_destroy(q1);
+	ASSERT_OK(hwt_cmdq_create(&q3, dev, &o)); /* free again once q1 is gone */
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_cmdq_sync(q3));
+	hwt_cmdq_destroy(q3);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * The bug this guards against: a second create on a device that has a queue
+ * used to succeed, overwrite CMDQ_BASE and the GERROR handler, and its
+ * destroy then disconnected the live queue's handler, so the live queue's
+ * next sync after a fetch abort timed out.
+ */
+TEST(a_refused_second_queue_leaves_the_first_working)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt_cmdq_options o = quiet_opts(1000);
+	struct hwt_cmdq *q1, *q2 = NULL;
+	int rc2;
+
+	ASSERT_OK(hwt_cmdq_create(&q1, dev, &o));
+	rc2 = hwt_cmdq_create(&q2, dev, &o);
+	if (rc2 == 0)
+		hwt_cmdq_destroy(q2);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_inject(dev, HWT_SMMU_FAULT_ABT));
+	ASSERT_OK(hwt_cmdq_sync(q1)); /* q1's GERROR handler retries the fetch */
+	ASSERT_EQ(rc2, -EBUSY);
+	hwt_cmdq_destroy(q1);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST(queues_come_and_go_on_a_running_device)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	struct hwt_cmdq_options o = quiet_opts(1000);
+	struct hwt_smmu_dev_stats st;
+
+	ASSERT_OK(hwt_smmu_dev_start(dev)); /* no queue yet: CR0.CMDQEN is 0 */
+	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0);
+	for (int i = 0; i < 40; i++) { /* more cycles than the device has DMA slots */
+		struct hwt_cmdq *q;
+
+		o.disable_msipolling = i & 1;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		ASSERT_EQ(hwt__reg_read_cr0ack(r), HWT_SMMU_CR0_CMDQEN); /* create waited */
+		ASSERT_OK(hwt_cmdq_sync(q));
+		ASSERT_OK(hwt_cmdq_sync(q));
+		hwt_cmdq_destroy(q);
+		ASSERT_EQ(hwt__reg_read_cr0ack(r), 0); /* destroy waited */
+	}
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ_U64(st.syncs, 80);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST(a_sync_on_a_device_not_started_is_enodev)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt_cmdq_options o = quiet_opts(5000);
+	struct hwt_cmdq *q;
+	uint64_t t0;
+
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* enable pending until start */
+	ASSERT_EQ(hwt__reg_read_cr0ack(hwt__bus_regs(dev)), 0);
+	t0 = hwt__now_ns();
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV);
+	ASSERT_LT(hwt__now_ns() - t0, 4000000000ull); /* well before the 5 s timeout */
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST(attach_and_detach_belong_to_the_owner)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	int a, b;
+
+	ASSERT_EQ(hwt__bus_attach(dev, NULL, NULL, NULL), -EINVAL);
+	ASSERT_OK(hwt__bus_attach(dev, &a, NULL, NULL));
+	ASSERT_EQ(hwt__bus_attach(dev, &b, NULL, NULL), -EBUSY);
+	ASSERT_EQ(hwt__bus_detach(dev, &b), -EPERM);
+	ASSERT_EQ(hwt__bus_detach(dev, NULL), -EPERM);
+	ASSERT_OK(hwt__bus_detach(dev, &a));
+	ASSERT_EQ(hwt__bus_detach(dev, &a), -EPERM); /* not attached any more */
+	ASSERT_OK(hwt__bus_attach(dev, &b, NULL, NULL));
+	ASSERT_OK(hwt__bus_detach(dev, &b));
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* The handshake at the register level: a running device acts on CR0 writes
+ * and reports them in CR0ACK; an enable with a bad CMDQ_BASE is refused. */
+TEST(cr0_handshake_at_the_registers)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	void *mem = aligned_alloc(4096, 4096);
+	uint64_t iova;
+
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_TRUE(hwt__reg_device_live(r));
+
+	hwt__reg_reset_queue(r, iova | 20); /* LOG2SIZE beyond IDR1.CMDQS */
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	hwt__sleep_ns(20000000);
+	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0); /* refused */
+
+	hwt__reg_write_cr0(r, 0);
+	hwt__reg_reset_queue(r, iova | 8);
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_TRUE(ack_becomes(r, HWT_SMMU_CR0_CMDQEN));
+	ASSERT_EQ(hwt__bus_dma_unmap(dev, iova), -EBUSY); /* holds the enabled queue */
+	hwt__reg_write_cr0(r, 0);
+	ASSERT_TRUE(ack_becomes(r, 0));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	ASSERT_FALSE(hwt__reg_device_live(r));
+	ASSERT_OK(hwt__bus_dma_unmap(dev, iova));
+	hwt_smmu_dev_destroy(dev);
+	free(mem);
+}
+
+/* start enables the queue synchronously when CR0 asks for it, and refuses a
+ * bad CMDQ_BASE then (nothing runs). */
+TEST(start_enables_the_queue_cr0_asks_for)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	void *mem = aligned_alloc(4096, 4096);
+	uint64_t iova;
+
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
+	hwt__reg_reset_queue(r, (iova + 32) | 7); /* misaligned for 128 entries */
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
+	ASSERT_FALSE(hwt__reg_device_live(r));
+	hwt__reg_write_cr0(r, 0);
+	hwt__reg_reset_queue(r, iova | 7);
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_EQ(hwt__reg_read_cr0ack(r), HWT_SMMU_CR0_CMDQEN); /* before start returned */
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0);
+	hwt_smmu_dev_destroy(dev);
+	free(mem);
+}
