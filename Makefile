@@ -67,9 +67,12 @@ HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 
-HARNESS_OBJ := $(BUILD)/obj/tests/harness/harness.o
+# The harness and the helpers every test may use (tests/harness/*.c), linked
+# into every test program; a test object also depends on the test headers.
+HARNESS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/harness/*.c))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/stress/*.c)
 TEST_BINS := $(foreach s,$(TEST_SRCS),$(BUILD)/tests/$(word 2,$(subst /, ,$(s)))_$(basename $(notdir $(s))))
+$(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJ): $(wildcard tests/harness/*.h)
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
