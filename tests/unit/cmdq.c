@@ -3,6 +3,7 @@
  * arithmetic, issue and sync in both modes, batches, invalidation
  * visibility, timeouts, device stop, command errors, auto mode. */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
 
@@ -110,32 +111,6 @@ static void rig_down(struct rig *r)
 
 #define ALL_FEATURES (HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC)
 
-static void encode(uint64_t dw[2], unsigned op, int nf, const enum hwt_smmu_field *f,
-		   const uint64_t *v)
-{
-	struct hwt_smmu_cmd c = { .op = (uint8_t)op };
-
-	for (int i = 0; i < nf; i++)
-		hwt_smmu_cmd_set(&c, f[i], v[i]);
-	ASSERT_OK(hwt_smmu_encode(&c, dw));
-}
-
-static void tlbi_va(uint64_t dw[2], uint16_t vmid, uint16_t asid, uint64_t va)
-{
-	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_VMID, HWT_SMMU_F_ASID, HWT_SMMU_F_ADDR };
-	uint64_t v[] = { vmid, asid, va };
-
-	encode(dw, HWT_SMMU_OP_TLBI_NH_VA, 3, f, v);
-}
-
-static void cfgi_ste(uint64_t dw[2], uint32_t sid)
-{
-	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID };
-	uint64_t v[] = { sid };
-
-	encode(dw, HWT_SMMU_OP_CFGI_STE, 1, f, v);
-}
-
 /* ---- creation ----------------------------------------------------------------- */
 
 TEST(create_refuses_bad_sizes)
@@ -219,7 +194,7 @@ static void issue_and_sync(uint32_t idr0, bool disable_msi)
 	for (int i = 0; i < 1000; i++)
 		ASSERT_OK(hwt_cmdq_sync(r.q));
 	for (int i = 0; i < 1000; i++) {
-		cfgi_ste(dw, (uint32_t)i);
+		tst_cmd_cfgi_ste(dw, (uint32_t)i);
 		ASSERT_OK(i % 3 ? hwt_cmdq_issue_cmd(r.q, dw) : hwt_cmdq_issue_cmd_sync(r.q, dw));
 	}
 	ASSERT_OK(hwt_cmdq_sync(r.q));
@@ -259,7 +234,7 @@ TEST(batch_flushes_at_64_and_syncs_on_submit)
 	rig_up(&r, ALL_FEATURES, false, 8, 1000000000);
 	hwt_cmdq_batch_init(&b, r.q);
 	for (uint32_t i = 0; i < 130; i++) {
-		cfgi_ste(dw, i);
+		tst_cmd_cfgi_ste(dw, i);
 		ASSERT_OK(hwt_cmdq_batch_add(&b, dw));
 	}
 	ASSERT_EQ(b.num, 2); /* flushed twice without a sync */
@@ -285,9 +260,9 @@ static void invalidation_visible(bool disable_msi)
 		ASSERT_OK(hwt_smmu_dev_tlb_insert(r.dev, &e));
 		ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, i, 0));
 		ASSERT_TRUE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
-		tlbi_va(dw, 3, e.asid, e.addr);
+		tst_cmd_tlbi_nh_va(dw, 3, e.asid, e.addr);
 		ASSERT_OK(hwt_cmdq_issue_cmd(r.q, dw));
-		cfgi_ste(dw, i);
+		tst_cmd_cfgi_ste(dw, i);
 		ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 		ASSERT_FALSE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
 		ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, i, 0));
@@ -349,7 +324,7 @@ TEST(full_queue_times_out_when_device_paused)
 
 	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
 	for (int i = 0; i < 100; i++)
-		cfgi_ste(cmds[i], (uint32_t)i);
+		tst_cmd_cfgi_ste(cmds[i], (uint32_t)i);
 	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
 	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false));
 	ASSERT_EQ(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false), -ETIMEDOUT);
@@ -422,7 +397,7 @@ static void command_errors(bool disable_msi)
 	/* ILL: the bad command is replaced by a CMD_SYNC, the rest executes */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 5, 0));
 	ASSERT_OK(hwt_cmdq_issue_cmd(r.q, bad));
-	cfgi_ste(dw, 5);
+	tst_cmd_cfgi_ste(dw, 5);
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 5, 0));
 	ASSERT_TRUE(logged(&r.log, "Illegal command"));
@@ -431,7 +406,7 @@ static void command_errors(bool disable_msi)
 	/* ABT: the fetch is retried */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ABT));
-	cfgi_ste(dw, 6);
+	tst_cmd_cfgi_ste(dw, 6);
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_TRUE(logged(&r.log, "Abort on command fetch"));
@@ -440,12 +415,7 @@ static void command_errors(bool disable_msi)
 	/* ATC_INV_SYNC: the sync is re-executed */
 	ASSERT_OK(hwt_smmu_dev_atc_insert(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000, 12));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ATC_TIMEOUT));
-	{
-		static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID, HWT_SMMU_F_SIZE };
-		uint64_t v[] = { 9, 52 }; /* the whole ATC of SID 9 */
-
-		encode(dw, HWT_SMMU_OP_ATC_INV, 2, f, v);
-	}
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 9), TST_FV(SIZE, 52)); /* the whole ATC of SID 9 */
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_atc_lookup(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000));
 	ASSERT_TRUE(logged(&r.log, "ATC invalidate timeout"));

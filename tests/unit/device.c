@@ -7,6 +7,7 @@
  * models, pause/stop and bounded doorbell sleeps.
  */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include "common/time.h"
 #include "device/device.h"
@@ -149,49 +150,6 @@ static void ack_errors(struct tq *t)
 static void sleep_ms(unsigned ms)
 {
 	hwt__sleep_ns((uint64_t)ms * 1000000u);
-}
-
-/* ---- command builders ----------------------------------------------------- */
-
-static void enc(uint64_t dw[2], unsigned op, int nf, const enum hwt_smmu_field *f,
-		const uint64_t *v)
-{
-	struct hwt_smmu_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.op = (uint8_t)op;
-	for (int i = 0; i < nf; i++)
-		hwt_smmu_cmd_set(&c, f[i], v[i]);
-	ASSERT_OK(hwt_smmu_encode(&c, dw));
-}
-
-#define ENC(dw, op, ...)                                                                   \
-	do {                                                                               \
-		const struct {                                                             \
-			enum hwt_smmu_field f;                                             \
-			uint64_t v;                                                        \
-		} fv_[] = { __VA_ARGS__ };                                                 \
-		enum hwt_smmu_field f_[16];                                                \
-		uint64_t v_[16];                                                           \
-		int n_ = (int)(sizeof(fv_) / sizeof(fv_[0]));                             \
-		for (int i_ = 0; i_ < n_; i_++) {                                          \
-			f_[i_] = fv_[i_].f;                                                \
-			v_[i_] = fv_[i_].v;                                                \
-		}                                                                          \
-		enc(dw, HWT_SMMU_OP_##op, n_, f_, v_);                                     \
-	} while (0)
-#define FV(f, v) { HWT_SMMU_F_##f, (v) }
-
-/* A command carrying a sequence number (SID of PREFETCH_CONFIG). */
-static void cmd_seq(uint64_t dw[2], uint32_t seq)
-{
-	ENC(dw, PREFETCH_CONFIG, FV(SID, seq));
-}
-
-static void cmd_sync(uint64_t dw[2], unsigned cs, uint64_t msiaddr, uint32_t msidata)
-{
-	ENC(dw, CMD_SYNC, FV(CS, cs), FV(MSH, HWT_SMMU_SYNC_MSH_IS),
-	    FV(MSIATTR, HWT_SMMU_SYNC_MSIATTR_WB), FV(MSIADDR, msiaddr), FV(MSIDATA, msidata));
 }
 
 /* ---- a recording handler --------------------------------------------------- */
@@ -365,7 +323,7 @@ TEST(in_order_with_wrap_over_laps)
 		uint64_t dw[2];
 
 		for (unsigned i = 0; i < chunks[c]; i++) {
-			cmd_seq(dw, seq++);
+			tst_cmd_seq(dw, seq++);
 			tq_put(&t, dw);
 		}
 		tq_drain(&t); /* CONS == PROD, wrap bit included */
@@ -381,7 +339,7 @@ TEST(in_order_with_wrap_over_laps)
 
 		while (((t.prod - cons_ptr(&t)) & ptr_mask(&t)) >= 8u)
 			sched_yield();
-		cmd_seq(dw, seq++);
+		tst_cmd_seq(dw, seq++);
 		tq_put(&t, dw);
 		tq_publish(&t);
 	}
@@ -404,7 +362,7 @@ TEST(full_queue_in_one_publish)
 	tq_start(&t, &cfg, 3);
 	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	for (int i = 0; i < 8; i++) {
-		cmd_seq(dw, (uint32_t)i);
+		tst_cmd_seq(dw, (uint32_t)i);
 		tq_put(&t, dw);
 	}
 	ASSERT_EQ(t.prod, 8); /* full: same index, other wrap */
@@ -424,7 +382,7 @@ TEST(full_queue_in_one_publish)
 	tq_start(&t, &cfg, 3);
 	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	for (int i = 0; i < 8; i++) {
-		cmd_seq(dw, (uint32_t)i);
+		tst_cmd_seq(dw, (uint32_t)i);
 		tq_put(&t, dw);
 	}
 	tq_publish(&t);
@@ -448,7 +406,7 @@ TEST(cons_overflow_bit_untouched)
 	atomic_store_explicit(&t.r->cons, HWT_SMMU_CMDQ_OVF, memory_order_relaxed);
 	ASSERT_OK(hwt_smmu_dev_start(t.dev));
 	for (int i = 0; i < 20; i++) {
-		cmd_seq(dw, (uint32_t)i);
+		tst_cmd_seq(dw, (uint32_t)i);
 		tq_put(&t, dw);
 		if (i % 7 == 6)
 			tq_drain(&t);
@@ -476,9 +434,9 @@ static void check_cons_batch(unsigned batch)
 	ASSERT_OK(hwt_smmu_dev_pause(t.dev)); /* so one PROD read sees everything */
 	for (unsigned i = 0; i < total; i++) {
 		if (i == sync_at)
-			cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+			tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 		else
-			cmd_seq(dw, i);
+			tst_cmd_seq(dw, i);
 		tq_put(&t, dw);
 	}
 	tq_publish(&t);
@@ -529,10 +487,10 @@ TEST(sync_msi_writes_own_slot_before_cons_passes)
 	cfg.msi_cost_ns = 300000000; /* 300 ms before the MSI write */
 	tq_start(&t, &cfg, 4);
 	for (int i = 0; i < 3; i++) {
-		cmd_seq(dw, (uint32_t)i);
+		tst_cmd_seq(dw, (uint32_t)i);
 		tq_put(&t, dw);
 	}
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
 	p = tq_put(&t, dw);
 	word = (_Atomic uint32_t *)&t.mem[2 * idx(&t, p)];
 	ASSERT_NE(atomic_load_explicit(word, memory_order_acquire), 0);
@@ -565,7 +523,7 @@ static void msi_to_buffer(bool quirk, uint32_t data, uint64_t *out)
 	tq_start(&t, &cfg, 4);
 	memset(buf, 0xff, 64);
 	ASSERT_OK(hwt__smmu_dev_dma_map(t.dev, buf, 64, &iova));
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, iova + 8, data);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, iova + 8, data);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	/* the MSI follows CONS: wait for it */
@@ -606,7 +564,7 @@ TEST(sync_msi_64bit_zeroes_whole_dword0)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.msi_64bit = true;
 	tq_start(&t, &cfg, 4);
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
 	dw[0] |= 0; /* MSIDATA 0 as the kernel builds it */
 	p = tq_put(&t, dw);
 	tq_drain(&t);
@@ -630,7 +588,7 @@ TEST(sync_msi_unmapped_target_raises_gerror)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, 0x000f000000000000ull, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, 0x000f000000000000ull, 0);
 	tq_put(&t, dw);
 	tq_drain(&t); /* the sync still completes */
 	{
@@ -657,7 +615,7 @@ TEST(sync_sev_bumps_event)
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
 	e0 = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
-	cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	{
@@ -676,7 +634,7 @@ TEST(sync_sev_bumps_event)
 	tq_start(&t, &cfg, 4);
 	e0 = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
 	tq_put(&t, dw);
-	cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	ASSERT_EQ(atomic_load_explicit(&t.r->evt, memory_order_seq_cst), e0);
@@ -721,7 +679,7 @@ TEST(sync_sev_wakes_event_sleeper)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
 	tq_put(&t, dw);
 	w.t = &t;
 	w.target = t.prod;
@@ -759,7 +717,7 @@ TEST(sync_irq_callback)
 	cfg.sync_irq = count_irq;
 	cfg.sync_irq_ctx = (void *)&irqs;
 	tq_start(&t, &cfg, 4);
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, 0, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	wait_u32(&irqs, 1);
@@ -773,7 +731,7 @@ TEST(sync_irq_callback)
 	tq_start(&t, &cfg, 4);
 	memset(buf, 0xff, 64);
 	ASSERT_OK(hwt__smmu_dev_dma_map(t.dev, buf, 64, &iova));
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, iova, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, iova, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	wait_u32(&irqs, 2);
@@ -803,7 +761,7 @@ TEST(handler_sees_every_command_but_sync)
 			tq_put(&t, dw);
 			n++;
 		}
-		cmd_sync(dw, round & 1 ? HWT_SMMU_CS_SEV : HWT_SMMU_CS_NONE, 0, 0);
+		tst_cmd_sync(dw, round & 1 ? HWT_SMMU_CS_SEV : HWT_SMMU_CS_NONE, 0, 0);
 		tq_put(&t, dw);
 		tq_drain(&t);
 	}
@@ -836,7 +794,7 @@ TEST(pinned_consumer)
 	cfg.handler = rec_handler;
 	cfg.handler_ctx = rec;
 	tq_start(&t, &cfg, 4);
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	ASSERT_EQ(rec_count(rec), 1);
@@ -878,17 +836,17 @@ static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite,
 	hwt__smmu_dev_set_gerror_irq(t.dev, gerr_irq, &gc);
 	/* go round the ring once first so the error sits past a wrap */
 	for (int i = 0; i < 6; i++) {
-		cmd_seq(dw, 100);
+		tst_cmd_seq(dw, 100);
 		tq_put(&t, dw);
 	}
 	tq_drain(&t);
 	g0 = hwt__reg_read_gerror(t.r);
-	cmd_seq(dw, 0);
+	tst_cmd_seq(dw, 0);
 	tq_put(&t, dw);
 	bad_at = tq_put(&t, bad);
-	cmd_seq(dw, 2);
+	tst_cmd_seq(dw, 2);
 	tq_put(&t, dw);
-	cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 	tq_put(&t, dw);
 	tq_publish(&t);
 	ASSERT_EQ(tq_wait_err(&t), code);
@@ -911,7 +869,7 @@ static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite,
 	sleep_ms(10);
 	ASSERT_EQ(cons_ptr(&t), bad_at);
 	if (rewrite) {
-		cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0); /* what the driver's skip does */
+		tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0); /* what the driver's skip does */
 		tq_write_at(&t, bad_at, dw);
 	}
 	ack_errors(&t);
@@ -933,7 +891,7 @@ TEST(error_ill_ssec)
 {
 	uint64_t bad[2];
 
-	cmd_seq(bad, 1);
+	tst_cmd_seq(bad, 1);
 	bad[0] |= 1u << 10;
 	check_error(bad, HWT_SMMU_CERROR_ILL, true, NULL, NULL);
 }
@@ -942,13 +900,13 @@ TEST(error_ill_reserved_bits_and_bad_sync)
 {
 	uint64_t bad[2];
 
-	cmd_seq(bad, 1);
+	tst_cmd_seq(bad, 1);
 	bad[1] = 1; /* PREFETCH_CONFIG has nothing in dword1 */
 	check_error(bad, HWT_SMMU_CERROR_ILL, true, NULL, NULL);
-	cmd_sync(bad, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(bad, HWT_SMMU_CS_NONE, 0, 0);
 	bad[0] |= 3u << 12; /* CS = 3 */
 	check_error(bad, HWT_SMMU_CERROR_ILL, true, NULL, NULL);
-	cmd_sync(bad, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(bad, HWT_SMMU_CS_NONE, 0, 0);
 	bad[1] |= 1ull << 60; /* above MSIADDR */
 	check_error(bad, HWT_SMMU_CERROR_ILL, true, NULL, NULL);
 }
@@ -979,13 +937,13 @@ TEST(error_abt_retries_fetch)
 	cfg.handler = rec_handler;
 	cfg.handler_ctx = rec;
 	tq_start(&t, &cfg, 4);
-	cmd_seq(dw, 0);
+	tst_cmd_seq(dw, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	ASSERT_OK(hwt_smmu_dev_inject(t.dev, HWT_SMMU_FAULT_ABT));
 	ASSERT_EQ(hwt_smmu_dev_inject(t.dev, (enum hwt_smmu_fault)99), -EINVAL);
 	for (uint32_t i = 1; i < 5; i++) {
-		cmd_seq(dw, i);
+		tst_cmd_seq(dw, i);
 		tq_put(&t, dw);
 	}
 	tq_publish(&t);
@@ -1014,14 +972,14 @@ TEST(error_atc_timeout_on_next_sync)
 	tq_start(&t, &cfg, 4);
 	ASSERT_OK(hwt_smmu_dev_inject(t.dev, HWT_SMMU_FAULT_ATC_TIMEOUT));
 	/* a sync before any ATC_INV is not affected */
-	cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
-	ENC(dw, ATC_INV, FV(SID, 3), FV(SIZE, 52));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 3), TST_FV(SIZE, 52));
 	tq_put(&t, dw);
-	cmd_seq(dw, 9);
+	tst_cmd_seq(dw, 9);
 	tq_put(&t, dw);
-	cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
 	sync_at = tq_put(&t, dw);
 	tq_publish(&t);
 	ASSERT_EQ(tq_wait_err(&t), HWT_SMMU_CERROR_ATC_INV_SYNC);
@@ -1049,7 +1007,7 @@ static void inline_ack_irq(void *ctx)
 
 	atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed);
 	if ((cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK) == HWT_SMMU_CERROR_ILL) {
-		cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+		tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 		tq_write_at(a->t, cons, dw);
 	}
 	ack_errors(a->t);
@@ -1067,10 +1025,10 @@ TEST(error_ack_from_gerror_irq)
 	a.t = &t;
 	hwt__smmu_dev_set_gerror_irq(t.dev, inline_ack_irq, &a);
 	for (int lap = 0; lap < 5; lap++) {
-		cmd_seq(dw, 1);
+		tst_cmd_seq(dw, 1);
 		tq_put(&t, dw);
 		tq_put(&t, bad);
-		cmd_seq(dw, 2);
+		tst_cmd_seq(dw, 2);
 		tq_put(&t, dw);
 		tq_drain(&t);
 	}
@@ -1237,7 +1195,7 @@ static void inval_case(struct tq *t, const char *what, const uint64_t dw[2], uin
 
 	cache_fill(t->dev);
 	tq_put(t, dw);
-	cmd_sync(sync, HWT_SMMU_CS_SEV, 0, 0);
+	tst_cmd_sync(sync, HWT_SMMU_CS_SEV, 0, 0);
 	tq_put(t, sync);
 	tq_drain(t); /* the sync completed: every invalidation before it is done */
 	for (int i = 0; i < T_COUNT; i++) {
@@ -1258,24 +1216,24 @@ TEST(invalidate_cfgi)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	ENC(dw, CFGI_STE, FV(SID, 7), FV(LEAF, 1));
+	TST_ENC(dw, CFGI_STE, TST_FV(SID, 7), TST_FV(LEAF, 1));
 	inval_case(&t, "CFGI_STE", dw, BIT(T_STE_7) | BIT(T_CD_7_1) | BIT(T_CD_7_2));
-	ENC(dw, CFGI_CD, FV(SID, 7), FV(SSID, 2), FV(LEAF, 1));
+	TST_ENC(dw, CFGI_CD, TST_FV(SID, 7), TST_FV(SSID, 2), TST_FV(LEAF, 1));
 	inval_case(&t, "CFGI_CD", dw, BIT(T_CD_7_2));
-	ENC(dw, CFGI_CD_ALL, FV(SID, 7));
+	TST_ENC(dw, CFGI_CD_ALL, TST_FV(SID, 7));
 	inval_case(&t, "CFGI_CD_ALL", dw, BIT(T_CD_7_1) | BIT(T_CD_7_2));
-	ENC(dw, CFGI_ALL, FV(RANGE, 31));
+	TST_ENC(dw, CFGI_ALL, TST_FV(RANGE, 31));
 	inval_case(&t, "CFGI_ALL", dw,
 		   BIT(T_STE_7) | BIT(T_STE_8) | BIT(T_STE_300) | BIT(T_CD_7_1) | BIT(T_CD_7_2) |
 			   BIT(T_CD_8_1));
 	/* STE_RANGE: 2^(3+1) = 16 SIDs around 9: 0..15 */
-	ENC(dw, CFGI_ALL, FV(SID, 9), FV(RANGE, 3));
+	TST_ENC(dw, CFGI_ALL, TST_FV(SID, 9), TST_FV(RANGE, 3));
 	inval_case(&t, "CFGI_STE_RANGE 16", dw,
 		   BIT(T_STE_7) | BIT(T_STE_8) | BIT(T_CD_7_1) | BIT(T_CD_7_2) | BIT(T_CD_8_1));
 	/* RANGE 0: SIDs 8..9 */
-	ENC(dw, CFGI_ALL, FV(SID, 9), FV(RANGE, 0));
+	TST_ENC(dw, CFGI_ALL, TST_FV(SID, 9), TST_FV(RANGE, 0));
 	inval_case(&t, "CFGI_STE_RANGE 2", dw, BIT(T_STE_8) | BIT(T_CD_8_1));
-	ENC(dw, PREFETCH_CONFIG, FV(SID, 7));
+	TST_ENC(dw, PREFETCH_CONFIG, TST_FV(SID, 7));
 	inval_case(&t, "PREFETCH_CONFIG", dw, 0);
 	tq_free(&t);
 }
@@ -1288,37 +1246,37 @@ TEST(invalidate_tlbi_nh)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	ENC(dw, TLBI_NH_ALL, FV(VMID, 1));
+	TST_ENC(dw, TLBI_NH_ALL, TST_FV(VMID, 1));
 	inval_case(&t, "NH_ALL", dw,
 		   BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1A2_PAGE2) | BIT(T_NH_V1A3_PAGE) |
 			   BIT(T_NH_V1_GLOBAL) | BIT(T_NH_V1A2_BLOCK) | BIT(T_NH_V1A2_64K));
-	ENC(dw, TLBI_NH_ASID, FV(VMID, 1), FV(ASID, 2));
+	TST_ENC(dw, TLBI_NH_ASID, TST_FV(VMID, 1), TST_FV(ASID, 2));
 	inval_case(&t, "NH_ASID", dw,
 		   BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1A2_PAGE2) | BIT(T_NH_V1A2_BLOCK) |
 			   BIT(T_NH_V1A2_64K));
 	/* TG = 0: only the entry covering VA (and the global one there) */
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x10000), FV(LEAF, 1));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(LEAF, 1));
 	inval_case(&t, "NH_VA", dw, BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1_GLOBAL));
 	/* a VA inside the 2M block */
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x3ff000));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x3ff000));
 	inval_case(&t, "NH_VA block", dw, BIT(T_NH_V1A2_BLOCK));
 	/* range: TG 4K, NUM 3, SCALE 0 -> 4 pages 0x10000..0x13fff: not 0x14000 */
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x10000), FV(TG, 1), FV(NUM, 3),
-	    FV(SCALE, 0), FV(TTL, 3), FV(LEAF, 1));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 3),
+	    TST_FV(SCALE, 0), TST_FV(TTL, 3), TST_FV(LEAF, 1));
 	inval_case(&t, "NH_VA range 4", dw, BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1_GLOBAL));
 	/* NUM 4 -> 5 pages: reaches 0x14000 */
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x10000), FV(TG, 1), FV(NUM, 4));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 4));
 	inval_case(&t, "NH_VA range 5", dw,
 		   BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1A2_PAGE2) | BIT(T_NH_V1_GLOBAL));
 	/* range with SCALE: (0+1) << 5 = 32 pages of 64K from 0x200000 = 0x200000..0x3fffff */
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x200000), FV(TG, 3), FV(NUM, 0),
-	    FV(SCALE, 5));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 3), TST_FV(NUM, 0),
+	    TST_FV(SCALE, 5));
 	inval_case(&t, "NH_VA range scale", dw, BIT(T_NH_V1A2_BLOCK));
-	ENC(dw, TLBI_NH_VA, FV(VMID, 1), FV(ASID, 2), FV(ADDR, 0x200000), FV(TG, 2), FV(NUM, 0),
-	    FV(SCALE, 8)); /* 256 x 16K = 4M: 0x200000..0x5fffff */
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 2), TST_FV(NUM, 0),
+	    TST_FV(SCALE, 8)); /* 256 x 16K = 4M: 0x200000..0x5fffff */
 	inval_case(&t, "NH_VA range 16K", dw, BIT(T_NH_V1A2_BLOCK) | BIT(T_NH_V1A2_64K));
 	/* VAA: any ASID of VMID 1 at 0x10000 */
-	ENC(dw, TLBI_NH_VAA, FV(VMID, 1), FV(ADDR, 0x10000));
+	TST_ENC(dw, TLBI_NH_VAA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000));
 	inval_case(&t, "NH_VAA", dw,
 		   BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1A3_PAGE) | BIT(T_NH_V1_GLOBAL));
 	tq_free(&t);
@@ -1335,22 +1293,22 @@ TEST(invalidate_tlbi_el2_s2_nsnh)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	enc(dw, HWT_SMMU_OP_TLBI_EL2_ALL, 0, NULL, NULL);
+	tst_cmd_encode(dw, HWT_SMMU_OP_TLBI_EL2_ALL, NULL, 0);
 	inval_case(&t, "EL2_ALL", dw, BIT(T_EL2_A2) | BIT(T_EL2_A3) | BIT(T_EL2_GLOBAL));
-	ENC(dw, TLBI_EL2_ASID, FV(ASID, 2));
+	TST_ENC(dw, TLBI_EL2_ASID, TST_FV(ASID, 2));
 	inval_case(&t, "EL2_ASID", dw, BIT(T_EL2_A2));
-	ENC(dw, TLBI_EL2_VA, FV(ASID, 3), FV(ADDR, 0x10000));
+	TST_ENC(dw, TLBI_EL2_VA, TST_FV(ASID, 3), TST_FV(ADDR, 0x10000));
 	inval_case(&t, "EL2_VA", dw, BIT(T_EL2_A3));
-	ENC(dw, TLBI_EL2_VA, FV(ASID, 3), FV(ADDR, 0x10000), FV(TG, 1), FV(NUM, 31));
+	TST_ENC(dw, TLBI_EL2_VA, TST_FV(ASID, 3), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 31));
 	inval_case(&t, "EL2_VA range", dw, BIT(T_EL2_A3) | BIT(T_EL2_GLOBAL));
-	ENC(dw, TLBI_S12_VMALL, FV(VMID, 1));
+	TST_ENC(dw, TLBI_S12_VMALL, TST_FV(VMID, 1));
 	inval_case(&t, "S12_VMALL", dw,
 		   (all_nh & ~BIT(T_NH_V2A2_PAGE)) | BIT(T_S2_V1) | BIT(T_S2_V1_HI));
-	ENC(dw, TLBI_S2_IPA, FV(VMID, 1), FV(ADDR, 0x10000));
+	TST_ENC(dw, TLBI_S2_IPA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000));
 	inval_case(&t, "S2_IPA", dw, BIT(T_S2_V1));
-	ENC(dw, TLBI_S2_IPA, FV(VMID, 1), FV(ADDR, 0x10000), FV(TG, 1), FV(NUM, 31), FV(SCALE, 20));
+	TST_ENC(dw, TLBI_S2_IPA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 31), TST_FV(SCALE, 20));
 	inval_case(&t, "S2_IPA range", dw, BIT(T_S2_V1) | BIT(T_S2_V1_HI));
-	enc(dw, HWT_SMMU_OP_TLBI_NSNH_ALL, 0, NULL, NULL);
+	tst_cmd_encode(dw, HWT_SMMU_OP_TLBI_NSNH_ALL, NULL, 0);
 	inval_case(&t, "NSNH_ALL", dw, all_nh | BIT(T_S2_V1) | BIT(T_S2_V1_HI) | BIT(T_S2_V2));
 	tq_free(&t);
 }
@@ -1363,18 +1321,18 @@ TEST(invalidate_atc)
 
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
-	ENC(dw, ATC_INV, FV(SID, 7), FV(SIZE, 52));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SIZE, 52));
 	inval_case(&t, "ATC_INV all", dw,
 		   BIT(T_ATC_7_NOPASID) | BIT(T_ATC_7_S1) | BIT(T_ATC_7_S1_FAR));
-	ENC(dw, ATC_INV, FV(SID, 7), FV(SSV, 1), FV(SSID, 1), FV(SIZE, 52));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SSV, 1), TST_FV(SSID, 1), TST_FV(SIZE, 52));
 	inval_case(&t, "ATC_INV ssid all", dw, BIT(T_ATC_7_S1) | BIT(T_ATC_7_S1_FAR));
 	/* one page at 0x10000 */
-	ENC(dw, ATC_INV, FV(SID, 7), FV(SSV, 1), FV(SSID, 1), FV(ADDR, 0x10000), FV(SIZE, 0));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SSV, 1), TST_FV(SSID, 1), TST_FV(ADDR, 0x10000), TST_FV(SIZE, 0));
 	inval_case(&t, "ATC_INV page", dw, BIT(T_ATC_7_S1));
 	/* SIZE 4: 16 pages, aligned down: 0x13000 -> 0x10000..0x1ffff */
-	ENC(dw, ATC_INV, FV(SID, 7), FV(ADDR, 0x13000), FV(SIZE, 4));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(ADDR, 0x13000), TST_FV(SIZE, 4));
 	inval_case(&t, "ATC_INV span", dw, BIT(T_ATC_7_NOPASID) | BIT(T_ATC_7_S1));
-	ENC(dw, ATC_INV, FV(SID, 7), FV(ADDR, 0x20000), FV(SIZE, 4));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(ADDR, 0x20000), TST_FV(SIZE, 4));
 	inval_case(&t, "ATC_INV miss", dw, 0);
 	tq_free(&t);
 }
@@ -1394,7 +1352,7 @@ TEST(pause_and_resume)
 
 		ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 		for (int i = 0; i < 4; i++) {
-			cmd_seq(dw, (uint32_t)i);
+			tst_cmd_seq(dw, (uint32_t)i);
 			tq_put(&t, dw);
 		}
 		tq_publish(&t);
@@ -1407,7 +1365,7 @@ TEST(pause_and_resume)
 	ASSERT_OK(hwt_smmu_dev_stop(t.dev));
 	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	ASSERT_OK(hwt_smmu_dev_start(t.dev));
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	tq_publish(&t);
 	sleep_ms(20);
@@ -1427,7 +1385,7 @@ TEST(stop_clears_enabled_and_sends_sev)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.idr0 = HWT_SMMU_IDR0_MSI; /* even without IDR0.SEV */
 	tq_start(&t, &cfg, 4);
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	e0 = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
@@ -1436,7 +1394,7 @@ TEST(stop_clears_enabled_and_sends_sev)
 	ASSERT_NE(atomic_load_explicit(&t.r->evt, memory_order_seq_cst), e0);
 	ASSERT_OK(hwt_smmu_dev_stop(t.dev)); /* idempotent */
 	/* stopped: nothing consumed */
-	cmd_seq(dw, 2);
+	tst_cmd_seq(dw, 2);
 	tq_put(&t, dw);
 	tq_publish(&t);
 	sleep_ms(20);
@@ -1457,7 +1415,7 @@ TEST(stop_while_in_error_keeps_error)
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 4);
 	tq_put(&t, bad);
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	tq_publish(&t);
 	ASSERT_EQ(tq_wait_err(&t), HWT_SMMU_CERROR_ILL);
@@ -1466,7 +1424,7 @@ TEST(stop_while_in_error_keeps_error)
 	sleep_ms(20);
 	ASSERT_EQ(cons_ptr(&t), 0);
 	ASSERT_EQ(cons_err(&t), HWT_SMMU_CERROR_ILL);
-	cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 	tq_write_at(&t, 0, dw);
 	ack_errors(&t);
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
@@ -1495,13 +1453,13 @@ TEST(bounded_sleep_notices_prod)
 		} while (!st.sleeps);
 	}
 	sleep_ms(50); /* idle */
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
 	atomic_store_explicit(&t.r->prod, t.prod, memory_order_seq_cst); /* no futex wake */
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 	/* and with the doorbell */
 	sleep_ms(50);
-	cmd_seq(dw, 2);
+	tst_cmd_seq(dw, 2);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	tq_free(&t);
@@ -1519,11 +1477,11 @@ TEST(extra_costs_are_reported)
 	cfg.sev_cost_ns = 2000;
 	cfg.msi_cost_ns = 3000;
 	tq_start(&t, &cfg, 4);
-	cmd_seq(dw, 1);
+	tst_cmd_seq(dw, 1);
 	tq_put(&t, dw);
-	cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
 	tq_put(&t, dw);
-	cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
 	hwt_smmu_dev_get_stats(t.dev, &st);
@@ -1578,11 +1536,11 @@ TEST_TIMEOUT(invalidation_visible_after_sync_under_churn, 60)
 
 		ASSERT_OK(hwt_smmu_dev_tlb_insert(t.dev, &e));
 		ASSERT_OK(hwt_smmu_dev_cfg_insert(t.dev, HWT_SMMU_CFG_STE, 1000 + (i & 7), 0));
-		ENC(dw, TLBI_NH_VA, FV(VMID, 4), FV(ASID, 1), FV(ADDR, e.addr));
+		TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 4), TST_FV(ASID, 1), TST_FV(ADDR, e.addr));
 		tq_put(&t, dw);
-		ENC(dw, CFGI_STE, FV(SID, 1000 + (i & 7)));
+		TST_ENC(dw, CFGI_STE, TST_FV(SID, 1000 + (i & 7)));
 		tq_put(&t, dw);
-		cmd_sync(dw, i & 1 ? HWT_SMMU_CS_SEV : HWT_SMMU_CS_NONE, 0, 0);
+		tst_cmd_sync(dw, i & 1 ? HWT_SMMU_CS_SEV : HWT_SMMU_CS_NONE, 0, 0);
 		tq_put(&t, dw);
 		tq_drain(&t);
 		ASSERT_FALSE(hwt_smmu_dev_tlb_lookup(t.dev, HWT_SMMU_TLB_NH, 4, 1, e.addr));
