@@ -113,27 +113,51 @@ static void rig_down(struct rig *r)
 
 /* ---- creation ----------------------------------------------------------------- */
 
+/*
+ * Sizes: a 64-entry queue is refused (a batch of 64 plus its CMD_SYNC must
+ * fit), as is one beyond IDR1.CMDQS.  On the device's 256 entries, real
+ * commands: n + sync > 256 is refused before anything is written (nothing
+ * executes), exactly 256 is accepted.  A short deadline so that a queue
+ * that accepted 257 would fail on its timeout, not hang.
+ */
 TEST(create_refuses_bad_sizes)
 {
+	static uint64_t cmds[257][2];
 	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
 	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
 	struct hwt_cmdq *q;
 
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 8;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
 	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.timeout_ns = 200000000;
 	o.entries_log2 = 6; /* 64 entries: one batch + a sync would not fit */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.entries_log2 = 9; /* beyond IDR1.CMDQS */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.entries_log2 = 0; /* the device's CMDQS */
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_info(q, &info);
+	ASSERT_EQ(info.entries, 256);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
+	for (unsigned i = 0; i < 257; i++)
+		tst_cmd_cfgi_ste(cmds[i], i);
 	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 1, false), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 256, true), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 0, false), 0);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, true), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 257, false), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 0, false), 0);
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 0); /* refused calls wrote nothing */
+	/* the largest that fits: a whole queue in one call */
+	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, false));
+	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 255, true));
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 256 + 255 + 1);
+	ASSERT_EQ(st.errors, 0);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
