@@ -1465,30 +1465,68 @@ TEST(bounded_sleep_notices_prod)
 	tq_free(&t);
 }
 
+/* Publish and wait for CONS == PROD; returns the ns it took. */
+static uint64_t timed_drain(struct tq *t)
+{
+	uint64_t t0 = hwt__now_ns();
+
+	tq_drain(t);
+	return hwt__now_ns() - t0;
+}
+
+/*
+ * Each configured cost is spent where it belongs and reported.  The device
+ * busy-waits each cost and cannot start before PROD moves, so K commands
+ * take at least K x the cost from the PROD write to CONS: a lower bound
+ * (never an upper one: that would be a speed).
+ */
 TEST(extra_costs_are_reported)
 {
+	enum { K = 20 };
+	const unsigned cmd_ns = 500000, sev_ns = 1000000, msi_ns = 1500000;
 	struct hwt_smmu_dev_config cfg;
 	struct hwt_smmu_dev_stats st;
 	struct tq t;
-	uint64_t dw[2];
+	uint64_t dw[2], ns;
 
 	hwt_smmu_dev_config_default(&cfg);
-	cfg.cmd_cost_ns = 1000;
-	cfg.sev_cost_ns = 2000;
-	cfg.msi_cost_ns = 3000;
-	tq_start(&t, &cfg, 4);
-	tst_cmd_seq(dw, 1);
-	tq_put(&t, dw);
-	tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
-	tq_put(&t, dw);
-	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
-	tq_put(&t, dw);
-	tq_drain(&t);
+	cfg.cmd_cost_ns = cmd_ns;
+	cfg.sev_cost_ns = sev_ns;
+	cfg.msi_cost_ns = msi_ns;
+	tq_start(&t, &cfg, 6); /* 64 entries: K never fill it (no SEV on not-full) */
+
+	for (unsigned i = 0; i < K; i++) {
+		tst_cmd_seq(dw, i);
+		tq_put(&t, dw);
+	}
+	ns = timed_drain(&t);
+	TLOG("%u commands: %.2f ms (at least %.2f)", K, ns / 1e6, K * cmd_ns / 1e6);
+	ASSERT_GE(ns, (uint64_t)K * cmd_ns);
+
+	for (unsigned i = 0; i < K; i++) {
+		tst_cmd_sync(dw, HWT_SMMU_CS_SEV, 0, 0);
+		tq_put(&t, dw);
+	}
+	ns = timed_drain(&t);
+	TLOG("%u SEV syncs: %.2f ms (at least %.2f)", K, ns / 1e6, K * sev_ns / 1e6);
+	ASSERT_GE(ns, (uint64_t)K * sev_ns);
+
+	for (unsigned i = 0; i < K; i++) {
+		tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * idx(&t, t.prod), 0);
+		tq_put(&t, dw);
+	}
+	ns = timed_drain(&t);
+	TLOG("%u MSI syncs: %.2f ms (at least %.2f)", K, ns / 1e6, K * msi_ns / 1e6);
+	ASSERT_GE(ns, (uint64_t)K * msi_ns);
+
 	hwt_smmu_dev_get_stats(t.dev, &st);
-	ASSERT_EQ(st.cmd_cost_ns, 1000);
-	ASSERT_EQ(st.sev_cost_ns, 2000);
-	ASSERT_EQ(st.msi_cost_ns, 3000);
-	ASSERT_EQ(st.syncs, 2);
+	ASSERT_EQ(st.cmds, 3 * K);
+	ASSERT_EQ(st.syncs, 2 * K);
+	ASSERT_EQ(st.sevs, K);
+	ASSERT_EQ(st.msi_writes, K);
+	ASSERT_EQ(st.cmd_cost_ns, cmd_ns);
+	ASSERT_EQ(st.sev_cost_ns, sev_ns);
+	ASSERT_EQ(st.msi_cost_ns, msi_ns);
 	tq_free(&t);
 }
 
