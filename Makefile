@@ -67,9 +67,14 @@ HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 
-HARNESS_OBJ := $(BUILD)/obj/tests/harness/harness.o
+# The harness and the helpers tests may use (tests/harness/*.c), as an
+# archive: a test program links only what it uses.  A test object also
+# depends on the harness headers.
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/harness/*.c))
+HARNESS_OBJ := $(BUILD)/obj/tests/harness/libtst.a
 TEST_SRCS := $(wildcard tests/unit/*.c tests/stress/*.c)
 TEST_BINS := $(foreach s,$(TEST_SRCS),$(BUILD)/tests/$(word 2,$(subst /, ,$(s)))_$(basename $(notdir $(s))))
+$(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJS): $(wildcard tests/harness/*.h)
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
@@ -107,6 +112,10 @@ $(BUILD)/tests/$(word 2,$(subst /, ,$(1)))_$(basename $(notdir $(1))): $(BUILD)/
 	$$(CC) $$(STATIC) $$(SAN_LD) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
+
+$(HARNESS_OBJ): $(HARNESS_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
 tests: all $(TEST_BINS)
 

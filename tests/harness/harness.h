@@ -31,16 +31,18 @@ double hwt_test_scale(void);
 /* argv[0] of the test program and whether it runs under an emulator wrapper. */
 extern const char *hwt_test_argv0;
 
-#define HWT__TEST(name, secs)                                                  \
+/* What the harness defines for itself is named tst_* / TST_*: hwt__* is
+ * reserved for the library's internals, which tests include. */
+#define TST_DEFINE_TEST(name, secs)                                            \
 	static void name(void);                                                \
-	__attribute__((constructor)) static void hwt__reg_##name(void)         \
+	__attribute__((constructor)) static void tst_reg_##name(void)          \
 	{                                                                      \
 		hwt_test_register(#name, name, (secs));                        \
 	}                                                                      \
 	static void name(void)
 
-#define TEST(name) HWT__TEST(name, 10)
-#define TEST_TIMEOUT(name, secs) HWT__TEST(name, secs)
+#define TEST(name) TST_DEFINE_TEST(name, 10)
+#define TEST_TIMEOUT(name, secs) TST_DEFINE_TEST(name, secs)
 
 #define SKIP(...) hwt_test_skip(__VA_ARGS__)
 #define TLOG(...) hwt_test_log(__VA_ARGS__)
@@ -52,49 +54,49 @@ extern const char *hwt_test_argv0;
 	} while (0)
 #define ASSERT_FALSE(c) ASSERT_TRUE(!(c))
 
-#define HWT__ASSERT_CMP(a, op, b)                                              \
+#define TST_ASSERT_CMP(a, op, b)                                               \
 	do {                                                                   \
-		long long hwt__a = (long long)(a), hwt__b = (long long)(b);    \
-		if (!(hwt__a op hwt__b))                                       \
+		long long tst_a = (long long)(a), tst_b = (long long)(b);      \
+		if (!(tst_a op tst_b))                                         \
 			hwt_test_fail(__FILE__, __LINE__,                      \
 				      "%s %s %s (%lld vs %lld)", #a, #op, #b,  \
-				      hwt__a, hwt__b);                         \
+				      tst_a, tst_b);                           \
 	} while (0)
-#define ASSERT_EQ(a, b) HWT__ASSERT_CMP(a, ==, b)
-#define ASSERT_NE(a, b) HWT__ASSERT_CMP(a, !=, b)
-#define ASSERT_LT(a, b) HWT__ASSERT_CMP(a, <, b)
-#define ASSERT_LE(a, b) HWT__ASSERT_CMP(a, <=, b)
-#define ASSERT_GT(a, b) HWT__ASSERT_CMP(a, >, b)
-#define ASSERT_GE(a, b) HWT__ASSERT_CMP(a, >=, b)
+#define ASSERT_EQ(a, b) TST_ASSERT_CMP(a, ==, b)
+#define ASSERT_NE(a, b) TST_ASSERT_CMP(a, !=, b)
+#define ASSERT_LT(a, b) TST_ASSERT_CMP(a, <, b)
+#define ASSERT_LE(a, b) TST_ASSERT_CMP(a, <=, b)
+#define ASSERT_GT(a, b) TST_ASSERT_CMP(a, >, b)
+#define ASSERT_GE(a, b) TST_ASSERT_CMP(a, >=, b)
 
 /* Unsigned 64-bit comparison (command dwords, counters). */
 #define ASSERT_EQ_U64(a, b)                                                    \
 	do {                                                                   \
-		uint64_t hwt__a = (uint64_t)(a), hwt__b = (uint64_t)(b);       \
-		if (hwt__a != hwt__b)                                          \
+		uint64_t tst_a = (uint64_t)(a), tst_b = (uint64_t)(b);         \
+		if (tst_a != tst_b)                                            \
 			hwt_test_fail(__FILE__, __LINE__,                      \
 				      "%s == %s (0x%016llx vs 0x%016llx)", #a, \
-				      #b, (unsigned long long)hwt__a,          \
-				      (unsigned long long)hwt__b);             \
+				      #b, (unsigned long long)tst_a,           \
+				      (unsigned long long)tst_b);              \
 	} while (0)
 
 #define ASSERT_STR_EQ(a, b)                                                    \
 	do {                                                                   \
-		const char *hwt__a = (a), *hwt__b = (b);                       \
-		if (!hwt__a || !hwt__b || strcmp(hwt__a, hwt__b) != 0)         \
+		const char *tst_a = (a), *tst_b = (b);                         \
+		if (!tst_a || !tst_b || strcmp(tst_a, tst_b) != 0)             \
 			hwt_test_fail(__FILE__, __LINE__,                      \
 				      "%s == %s (\"%s\" vs \"%s\")", #a, #b,   \
-				      hwt__a ? hwt__a : "(null)",              \
-				      hwt__b ? hwt__b : "(null)");             \
+				      tst_a ? tst_a : "(null)",                \
+				      tst_b ? tst_b : "(null)");               \
 	} while (0)
 
 /* An errno-returning call that must succeed (returns >= 0). */
 #define ASSERT_OK(expr)                                                        \
 	do {                                                                   \
-		long long hwt__r = (long long)(expr);                          \
-		if (hwt__r < 0)                                                \
+		long long tst_r = (long long)(expr);                           \
+		if (tst_r < 0)                                                 \
 			hwt_test_fail(__FILE__, __LINE__, "%s = %lld (%s)",    \
-				      #expr, hwt__r, strerror((int)-hwt__r));  \
+				      #expr, tst_r, strerror((int)-tst_r));    \
 	} while (0)
 
 #endif

@@ -8,6 +8,7 @@
  * producer's earlier commands were executed.
  */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
 
@@ -262,15 +263,10 @@ static void *invalidate(void *arg)
 	for (uint64_t i = 0; i < 300 && !v->err; i++) {
 		struct hwt_smmu_tlb_entry e = { .kind = HWT_SMMU_TLB_NH, .vmid = 1, .asid = v->asid,
 						.addr = i << 12, .size_log2 = 12 };
-		struct hwt_smmu_cmd c = { .op = HWT_SMMU_OP_TLBI_NH_VA };
 		uint64_t dw[2];
 
-		hwt_smmu_cmd_set(&c, HWT_SMMU_F_VMID, 1);
-		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ASID, v->asid);
-		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, e.addr);
-		v->err = hwt_smmu_encode(&c, dw);
-		if (!v->err)
-			v->err = hwt_smmu_dev_tlb_insert(v->dev, &e);
+		tst_cmd_tlbi_nh_va(dw, 1, v->asid, e.addr);
+		v->err = hwt_smmu_dev_tlb_insert(v->dev, &e);
 		if (!v->err)
 			v->err = hwt_cmdq_issue_cmd_sync(v->q, dw);
 		if (!v->err && hwt_smmu_dev_tlb_lookup(v->dev, HWT_SMMU_TLB_NH, 1, v->asid, e.addr))

@@ -3,6 +3,7 @@
  * arithmetic, issue and sync in both modes, batches, invalidation
  * visibility, timeouts, device stop, command errors, auto mode. */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
 
@@ -110,55 +111,53 @@ static void rig_down(struct rig *r)
 
 #define ALL_FEATURES (HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC)
 
-static void encode(uint64_t dw[2], unsigned op, int nf, const enum hwt_smmu_field *f,
-		   const uint64_t *v)
-{
-	struct hwt_smmu_cmd c = { .op = (uint8_t)op };
-
-	for (int i = 0; i < nf; i++)
-		hwt_smmu_cmd_set(&c, f[i], v[i]);
-	ASSERT_OK(hwt_smmu_encode(&c, dw));
-}
-
-static void tlbi_va(uint64_t dw[2], uint16_t vmid, uint16_t asid, uint64_t va)
-{
-	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_VMID, HWT_SMMU_F_ASID, HWT_SMMU_F_ADDR };
-	uint64_t v[] = { vmid, asid, va };
-
-	encode(dw, HWT_SMMU_OP_TLBI_NH_VA, 3, f, v);
-}
-
-static void cfgi_ste(uint64_t dw[2], uint32_t sid)
-{
-	static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID };
-	uint64_t v[] = { sid };
-
-	encode(dw, HWT_SMMU_OP_CFGI_STE, 1, f, v);
-}
-
 /* ---- creation ----------------------------------------------------------------- */
 
+/*
+ * Sizes: a 64-entry queue is refused (a batch of 64 plus its CMD_SYNC must
+ * fit), as is one beyond IDR1.CMDQS.  On the device's 256 entries, real
+ * commands: n + sync > 256 is refused before anything is written (nothing
+ * executes), exactly 256 is accepted.  A short deadline so that a queue
+ * that accepted 257 would fail on its timeout, not hang.
+ */
 TEST(create_refuses_bad_sizes)
 {
+	static uint64_t cmds[257][2];
 	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
 	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
 	struct hwt_cmdq *q;
 
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 8;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
 	ASSERT_OK(hwt_cmdq_options_default(&o));
+	o.timeout_ns = 200000000;
 	o.entries_log2 = 6; /* 64 entries: one batch + a sync would not fit */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.entries_log2 = 9; /* beyond IDR1.CMDQS */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.entries_log2 = 0; /* the device's CMDQS */
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_info(q, &info);
+	ASSERT_EQ(info.entries, 256);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
+	for (unsigned i = 0; i < 257; i++)
+		tst_cmd_cfgi_ste(cmds[i], i);
 	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 1, false), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 256, true), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 0, false), 0);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, true), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 257, false), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 0, false), 0);
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 0); /* refused calls wrote nothing */
+	/* the largest that fits: a whole queue in one call */
+	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, false));
+	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 255, true));
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 256 + 255 + 1);
+	ASSERT_EQ(st.errors, 0);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
@@ -219,7 +218,7 @@ static void issue_and_sync(uint32_t idr0, bool disable_msi)
 	for (int i = 0; i < 1000; i++)
 		ASSERT_OK(hwt_cmdq_sync(r.q));
 	for (int i = 0; i < 1000; i++) {
-		cfgi_ste(dw, (uint32_t)i);
+		tst_cmd_cfgi_ste(dw, (uint32_t)i);
 		ASSERT_OK(i % 3 ? hwt_cmdq_issue_cmd(r.q, dw) : hwt_cmdq_issue_cmd_sync(r.q, dw));
 	}
 	ASSERT_OK(hwt_cmdq_sync(r.q));
@@ -259,7 +258,7 @@ TEST(batch_flushes_at_64_and_syncs_on_submit)
 	rig_up(&r, ALL_FEATURES, false, 8, 1000000000);
 	hwt_cmdq_batch_init(&b, r.q);
 	for (uint32_t i = 0; i < 130; i++) {
-		cfgi_ste(dw, i);
+		tst_cmd_cfgi_ste(dw, i);
 		ASSERT_OK(hwt_cmdq_batch_add(&b, dw));
 	}
 	ASSERT_EQ(b.num, 2); /* flushed twice without a sync */
@@ -285,9 +284,9 @@ static void invalidation_visible(bool disable_msi)
 		ASSERT_OK(hwt_smmu_dev_tlb_insert(r.dev, &e));
 		ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, i, 0));
 		ASSERT_TRUE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
-		tlbi_va(dw, 3, e.asid, e.addr);
+		tst_cmd_tlbi_nh_va(dw, 3, e.asid, e.addr);
 		ASSERT_OK(hwt_cmdq_issue_cmd(r.q, dw));
-		cfgi_ste(dw, i);
+		tst_cmd_cfgi_ste(dw, i);
 		ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 		ASSERT_FALSE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
 		ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, i, 0));
@@ -349,7 +348,7 @@ TEST(full_queue_times_out_when_device_paused)
 
 	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
 	for (int i = 0; i < 100; i++)
-		cfgi_ste(cmds[i], (uint32_t)i);
+		tst_cmd_cfgi_ste(cmds[i], (uint32_t)i);
 	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
 	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false));
 	ASSERT_EQ(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false), -ETIMEDOUT);
@@ -422,7 +421,7 @@ static void command_errors(bool disable_msi)
 	/* ILL: the bad command is replaced by a CMD_SYNC, the rest executes */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 5, 0));
 	ASSERT_OK(hwt_cmdq_issue_cmd(r.q, bad));
-	cfgi_ste(dw, 5);
+	tst_cmd_cfgi_ste(dw, 5);
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 5, 0));
 	ASSERT_TRUE(logged(&r.log, "Illegal command"));
@@ -431,7 +430,7 @@ static void command_errors(bool disable_msi)
 	/* ABT: the fetch is retried */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ABT));
-	cfgi_ste(dw, 6);
+	tst_cmd_cfgi_ste(dw, 6);
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_TRUE(logged(&r.log, "Abort on command fetch"));
@@ -440,12 +439,7 @@ static void command_errors(bool disable_msi)
 	/* ATC_INV_SYNC: the sync is re-executed */
 	ASSERT_OK(hwt_smmu_dev_atc_insert(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000, 12));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ATC_TIMEOUT));
-	{
-		static const enum hwt_smmu_field f[] = { HWT_SMMU_F_SID, HWT_SMMU_F_SIZE };
-		uint64_t v[] = { 9, 52 }; /* the whole ATC of SID 9 */
-
-		encode(dw, HWT_SMMU_OP_ATC_INV, 2, f, v);
-	}
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 9), TST_FV(SIZE, 52)); /* the whole ATC of SID 9 */
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
 	ASSERT_FALSE(hwt_smmu_dev_atc_lookup(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000));
 	ASSERT_TRUE(logged(&r.log, "ATC invalidate timeout"));
@@ -502,13 +496,10 @@ TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
 
 /* ---- regressions found in review ------------------------------------------------ */
 
-static _Atomic unsigned slow_executed;
-
 static int slow_handler(void *ctx, const uint64_t dw[2])
 {
 	(void)ctx, (void)dw;
-	hwt__sleep_ns(100000);
-	atomic_fetch_add_explicit(&slow_executed, 1, memory_order_relaxed);
+	hwt__sleep_ns(100000); /* at least 100 us a command */
 	return HWT_SMMU_CERROR_NONE;
 }
 
@@ -524,7 +515,6 @@ TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
 	struct hwt_smmu_dev *dev;
 	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hwt_cmdq *q;
-	int err;
 
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 7;
@@ -539,14 +529,14 @@ TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	ASSERT_TRUE(logged(&log, "CMD_SYNC timeout"));
 	/* 127 commands + a sync: the sync lands in the abandoned sync's slot */
 	for (int i = 0; i < 127; i++)
 		cmds[i][0] = 0x01 | (uint64_t)i << 32;
-	err = hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 127, true);
-	if (err == 0)
-		ASSERT_EQ(atomic_load_explicit(&slow_executed, memory_order_relaxed), 127);
-	else
-		ASSERT_EQ(err, -ETIMEDOUT);
+	/* Its own MSI comes 200 ms after the device reaches it (itself after
+	 * 127 x 100 us), past its 150 ms deadline: it can only time out.
+	 * Success would mean the first sync's late MSI completed it. */
+	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 127, true), -ETIMEDOUT);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
