@@ -29,19 +29,27 @@ void tq_setup(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n)
 	memset(t, 0, sizeof(*t));
 	t->n = n;
 	ASSERT_OK(hwt_smmu_dev_create(&t->dev, cfg));
-	t->r = hwt__smmu_dev_regs(t->dev);
+	t->r = hwt__bus_regs(t->dev);
 	t->mem = aligned_alloc(bytes < 4096 ? 4096 : bytes, bytes < 4096 ? 4096 : bytes);
 	ASSERT_TRUE(t->mem);
 	memset(t->mem, 0, bytes);
-	ASSERT_OK(hwt__smmu_dev_dma_map(t->dev, t->mem, bytes, &t->iova));
-	atomic_store_explicit(&t->r->cmdq_base, t->iova | n, memory_order_release);
+	ASSERT_OK(hwt__bus_dma_map(t->dev, t->mem, bytes, &t->iova));
+	ASSERT_OK(hwt__bus_attach(t->dev, t, NULL, NULL));
+	hwt__reg_reset_queue(t->r, t->iova | n);
+	hwt__reg_write_cr0(t->r, HWT_SMMU_CR0_CMDQEN); /* acknowledged at start */
+}
+
+void tq_set_gerror_irq(struct tq *t, void (*fn)(void *ctx), void *ctx)
+{
+	ASSERT_OK(hwt__bus_detach(t->dev, t));
+	ASSERT_OK(hwt__bus_attach(t->dev, t, fn, ctx));
 }
 
 void tq_start(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n)
 {
 	tq_setup(t, cfg, n);
 	ASSERT_OK(hwt_smmu_dev_start(t->dev));
-	ASSERT_EQ(hwt__reg_enabled(t->r), 1);
+	ASSERT_EQ(hwt__reg_cmdq_enabled(t->r), 1);
 }
 
 void tq_free(struct tq *t)
@@ -67,7 +75,7 @@ uint32_t tq_put(struct tq *t, const uint64_t dw[2])
 
 void tq_publish(struct tq *t)
 {
-	hwt__reg_write_prod(t->r, t->prod); /* D1 */
+	hwt__reg_write_prod(t->r, t->prod); /* R_PROD */
 }
 
 uint32_t tq_cons(const struct tq *t)

@@ -15,8 +15,9 @@
 #ifndef HWT_TEST_TQ_H
 #define HWT_TEST_TQ_H
 
-#include "device/device.h"
+#include "smmu/bus.h"
 #include "hwtune/device.h"
+#include "hwtune/smmu_model.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@ uint32_t tq_ptr_mask(const struct tq *t);
 uint32_t tq_idx(const struct tq *t, uint32_t p);
 /* Create the device, map 2^n entries and set CMDQ_BASE; tq_start also starts it. */
 void tq_setup(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n);
+/* Connect the GERROR line to fn(ctx) (NULL: disconnect). */
+void tq_set_gerror_irq(struct tq *t, void (*fn)(void *ctx), void *ctx);
 void tq_start(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n);
 void tq_free(struct tq *t);
 /* Write the entry at position p; tq_put writes at PROD, advances it

@@ -11,6 +11,7 @@
 #include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
+#include <hwtune/smmu_model.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -95,7 +96,7 @@ static void *produce(void *arg)
 {
 	struct producer *pr = arg;
 	struct run *r = pr->r;
-	uint64_t (*cmds)[2] = calloc(r->batch ? r->batch : 1, sizeof(*cmds));
+	struct hwt_cmdq_cmd *cmds = calloc(r->batch ? r->batch : 1, sizeof(*cmds));
 	struct hwt_cmdq_batch *b = malloc(sizeof(*b));
 	uint64_t seq = 0;
 	unsigned iter = 0;
@@ -107,16 +108,16 @@ static void *produce(void *arg)
 		iter++;
 
 		for (unsigned i = 0; i < r->batch; i++) {
-			cmds[i][0] = STRESS_OP;
-			cmds[i][1] = (uint64_t)pr->id << SEQ_BITS | (seq + i);
+			cmds[i].dw[0] = STRESS_OP;
+			cmds[i].dw[1] = (uint64_t)pr->id << SEQ_BITS | (seq + i);
 		}
 		if (r->use_batch_api) {
 			for (unsigned i = 0; i < r->batch && !pr->err; i++)
-				pr->err = hwt_cmdq_batch_add(b, cmds[i]);
+				pr->err = hwt_cmdq_batch_add(b, &cmds[i]);
 			if (!pr->err && sync)
 				pr->err = hwt_cmdq_batch_submit(b);
 		} else {
-			pr->err = hwt_cmdq_issue(r->q, (const uint64_t (*)[2])cmds, r->batch, sync);
+			pr->err = hwt_cmdq_issue(r->q, cmds, r->batch, sync);
 		}
 		seq += r->batch;
 		if (!pr->err && sync)
@@ -151,7 +152,7 @@ static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigne
 	dc.handler = handler;
 	dc.handler_ctx = r;
 	ASSERT_OK(hwt_smmu_dev_create(&r->dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.entries_log2 = shift;
 	o.disable_msipolling = disable_msi;
 	o.timeout_ns = 20000000000ull; /* generous: 8 producers + device on 2 cores, TSAN, qemu */
@@ -263,12 +264,12 @@ static void *invalidate(void *arg)
 	for (uint64_t i = 0; i < 300 && !v->err; i++) {
 		struct hwt_smmu_tlb_entry e = { .kind = HWT_SMMU_TLB_NH, .vmid = 1, .asid = v->asid,
 						.addr = i << 12, .size_log2 = 12 };
-		uint64_t dw[2];
+		struct hwt_cmdq_cmd c;
 
-		tst_cmd_tlbi_nh_va(dw, 1, v->asid, e.addr);
+		tst_cmd_tlbi_nh_va(c.dw, 1, v->asid, e.addr);
 		v->err = hwt_smmu_dev_tlb_insert(v->dev, &e);
 		if (!v->err)
-			v->err = hwt_cmdq_issue_cmd_sync(v->q, dw);
+			v->err = hwt_cmdq_issue_cmd_sync(v->q, &c);
 		if (!v->err && hwt_smmu_dev_tlb_lookup(v->dev, HWT_SMMU_TLB_NH, 1, v->asid, e.addr))
 			v->stale++;
 	}
@@ -287,7 +288,7 @@ static void invalidation_under_contention(bool disable_msi)
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 7;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.disable_msipolling = disable_msi;
 	o.timeout_ns = 20000000000ull;
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
@@ -354,7 +355,8 @@ static void *fault_produce(void *arg)
 {
 	struct producer *pr = arg;
 	struct faults *f = (struct faults *)pr->r;
-	uint64_t cmds[8][2], seq = 0;
+	struct hwt_cmdq_cmd cmds[8];
+	uint64_t seq = 0;
 
 	/* at least 400 rounds, and on until both injected faults were seen */
 	for (unsigned iter = 0; !pr->err && (iter < 400 || ((!f->abt_logs || !f->atc_logs) &&
@@ -365,15 +367,15 @@ static void *fault_produce(void *arg)
 
 		for (unsigned i = 0; i < 7; i++, n++) {
 			if ((iter * 7 + i) % 50 == 17) { /* a poisoned command, no sequence */
-				cmds[n][0] = POISON_OP;
-				cmds[n][1] = 0;
+				cmds[n].dw[0] = POISON_OP;
+				cmds[n].dw[1] = 0;
 				atomic_fetch_add_explicit(&f->poisons_issued, 1, memory_order_relaxed);
 				continue;
 			}
-			cmds[n][0] = i == 3 ? ATC_OP : STRESS_OP;
-			cmds[n][1] = (uint64_t)pr->id << SEQ_BITS | seq++;
+			cmds[n].dw[0] = i == 3 ? ATC_OP : STRESS_OP;
+			cmds[n].dw[1] = (uint64_t)pr->id << SEQ_BITS | seq++;
 		}
-		pr->err = hwt_cmdq_issue(f->r.q, (const uint64_t (*)[2])cmds, n, sync);
+		pr->err = hwt_cmdq_issue(f->r.q, cmds, n, sync);
 		if (!pr->err && sync)
 			check_synced(&f->r, pr->id, seq);
 	}
@@ -412,7 +414,7 @@ static void faults_midstream(bool disable_msi)
 	dc.handler = fault_handler;
 	dc.handler_ctx = f;
 	ASSERT_OK(hwt_smmu_dev_create(&f->r.dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.disable_msipolling = disable_msi;
 	o.timeout_ns = 20000000000ull;
 	o.log = fault_log;

@@ -6,6 +6,7 @@
 #include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
+#include <hwtune/smmu_model.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -92,7 +93,7 @@ static void rig_up(struct rig *r, uint32_t idr0, bool disable_msi, unsigned shif
 	dc.idr0 = idr0;
 	dc.cmdqs = shift > 8 ? shift : 8;
 	ASSERT_OK(hwt_smmu_dev_create(&r->dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.entries_log2 = shift;
 	o.disable_msipolling = disable_msi;
 	o.timeout_ns = timeout_ns;
@@ -122,7 +123,7 @@ static void rig_down(struct rig *r)
  */
 TEST(create_refuses_bad_sizes)
 {
-	static uint64_t cmds[257][2];
+	static struct hwt_cmdq_cmd cmds[257];
 	struct hwt_smmu_dev_config dc;
 	struct hwt_smmu_dev_stats st;
 	struct hwt_smmu_dev *dev;
@@ -133,7 +134,7 @@ TEST(create_refuses_bad_sizes)
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 8;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.timeout_ns = 200000000;
 	o.entries_log2 = 6; /* 64 entries: one batch + a sync would not fit */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
@@ -141,20 +142,20 @@ TEST(create_refuses_bad_sizes)
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.entries_log2 = 0; /* the device's CMDQS */
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
-	hwt_cmdq_info(q, &info);
+	hwt_cmdq_get_info(q, &info);
 	ASSERT_EQ(info.entries, 256);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	for (unsigned i = 0; i < 257; i++)
-		tst_cmd_cfgi_ste(cmds[i], i);
+		tst_cmd_cfgi_ste(cmds[i].dw, i);
 	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 1, false), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, true), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 257, false), -EINVAL);
-	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 0, false), 0);
+	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 256, true), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 257, false), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 0, false), 0);
 	hwt_smmu_dev_get_stats(dev, &st);
 	ASSERT_EQ(st.cmds, 0); /* refused calls wrote nothing */
 	/* the largest that fits: a whole queue in one call */
-	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 256, false));
-	ASSERT_OK(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 255, true));
+	ASSERT_OK(hwt_cmdq_issue(q, cmds, 256, false));
+	ASSERT_OK(hwt_cmdq_issue(q, cmds, 255, true));
 	hwt_smmu_dev_get_stats(dev, &st);
 	ASSERT_EQ(st.cmds, 256 + 255 + 1);
 	ASSERT_EQ(st.errors, 0);
@@ -181,7 +182,7 @@ TEST(msipolling_follows_the_kernel_rule)
 		struct rig r;
 
 		rig_up(&r, cases[i].idr0, cases[i].disable, 8, 1000000000);
-		hwt_cmdq_info(r.q, &info);
+		hwt_cmdq_get_info(r.q, &info);
 		ASSERT_EQ(info.msipolling, cases[i].msi);
 		ASSERT_TRUE(info.reason[0]);
 		ASSERT_OK(hwt_cmdq_sync(r.q));
@@ -192,16 +193,25 @@ TEST(msipolling_follows_the_kernel_rule)
 TEST(environment_disables_msipolling)
 {
 	struct hwt_cmdq_options o;
+	const char *bad = NULL;
+	bool v = false;
 
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "1", 1);
-	ASSERT_OK(hwt_cmdq_options_default(&o));
-	ASSERT_TRUE(o.disable_msipolling);
+	hwt_cmdq_options_default(&o);
+	ASSERT_FALSE(o.disable_msipolling); /* the defaults read no environment */
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 1);
+	ASSERT_TRUE(v);
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "0", 1);
-	ASSERT_OK(hwt_cmdq_options_default(&o));
-	ASSERT_FALSE(o.disable_msipolling);
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 1);
+	ASSERT_FALSE(v);
+	setenv("HWTUNE_DISABLE_MSIPOLLING", "", 1);
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 0);
+	ASSERT_TRUE(bad == NULL);
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "yes", 1);
-	ASSERT_EQ(hwt_cmdq_options_default(&o), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "yes");
 	unsetenv("HWTUNE_DISABLE_MSIPOLLING");
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, NULL), 0);
 }
 
 /* ---- issue and sync --------------------------------------------------------------- */
@@ -209,7 +219,7 @@ TEST(environment_disables_msipolling)
 static void issue_and_sync(uint32_t idr0, bool disable_msi)
 {
 	struct hwt_smmu_dev_stats st;
-	uint64_t dw[2];
+	struct hwt_cmdq_cmd c;
 	struct rig r;
 
 	rig_up(&r, idr0, disable_msi, 7, 1000000000);
@@ -218,8 +228,8 @@ static void issue_and_sync(uint32_t idr0, bool disable_msi)
 	for (int i = 0; i < 1000; i++)
 		ASSERT_OK(hwt_cmdq_sync(r.q));
 	for (int i = 0; i < 1000; i++) {
-		tst_cmd_cfgi_ste(dw, (uint32_t)i);
-		ASSERT_OK(i % 3 ? hwt_cmdq_issue_cmd(r.q, dw) : hwt_cmdq_issue_cmd_sync(r.q, dw));
+		tst_cmd_cfgi_ste(c.dw, (uint32_t)i);
+		ASSERT_OK(i % 3 ? hwt_cmdq_issue_cmd(r.q, &c) : hwt_cmdq_issue_cmd_sync(r.q, &c));
 	}
 	ASSERT_OK(hwt_cmdq_sync(r.q));
 	hwt_smmu_dev_get_stats(r.dev, &st);
@@ -252,14 +262,14 @@ TEST(batch_flushes_at_64_and_syncs_on_submit)
 {
 	struct hwt_smmu_dev_stats st;
 	struct hwt_cmdq_batch b;
-	uint64_t dw[2];
+	struct hwt_cmdq_cmd c;
 	struct rig r;
 
 	rig_up(&r, ALL_FEATURES, false, 8, 1000000000);
 	hwt_cmdq_batch_init(&b, r.q);
 	for (uint32_t i = 0; i < 130; i++) {
-		tst_cmd_cfgi_ste(dw, i);
-		ASSERT_OK(hwt_cmdq_batch_add(&b, dw));
+		tst_cmd_cfgi_ste(c.dw, i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
 	}
 	ASSERT_EQ(b.num, 2); /* flushed twice without a sync */
 	ASSERT_OK(hwt_cmdq_batch_submit(&b));
@@ -273,7 +283,7 @@ TEST(batch_flushes_at_64_and_syncs_on_submit)
 static void invalidation_visible(bool disable_msi)
 {
 	struct rig r;
-	uint64_t dw[2];
+	struct hwt_cmdq_cmd c;
 
 	rig_up(&r, ALL_FEATURES, disable_msi, 7, 1000000000);
 	for (uint32_t i = 0; i < 300; i++) {
@@ -284,10 +294,10 @@ static void invalidation_visible(bool disable_msi)
 		ASSERT_OK(hwt_smmu_dev_tlb_insert(r.dev, &e));
 		ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, i, 0));
 		ASSERT_TRUE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
-		tst_cmd_tlbi_nh_va(dw, 3, e.asid, e.addr);
-		ASSERT_OK(hwt_cmdq_issue_cmd(r.q, dw));
-		tst_cmd_cfgi_ste(dw, i);
-		ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+		tst_cmd_tlbi_nh_va(c.dw, 3, e.asid, e.addr);
+		ASSERT_OK(hwt_cmdq_issue_cmd(r.q, &c));
+		tst_cmd_cfgi_ste(c.dw, i);
+		ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, &c));
 		ASSERT_FALSE(hwt_smmu_dev_tlb_lookup(r.dev, HWT_SMMU_TLB_NH, 3, e.asid, e.addr));
 		ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, i, 0));
 	}
@@ -343,18 +353,18 @@ TEST(sync_times_out_when_device_paused_cons)
 
 TEST(full_queue_times_out_when_device_paused)
 {
-	uint64_t cmds[100][2];
+	struct hwt_cmdq_cmd cmds[100];
 	struct rig r;
 
 	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
 	for (int i = 0; i < 100; i++)
-		tst_cmd_cfgi_ste(cmds[i], (uint32_t)i);
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
 	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
-	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false));
-	ASSERT_EQ(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, false), -ETIMEDOUT);
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 100, false));
+	ASSERT_EQ(hwt_cmdq_issue(r.q, cmds, 100, false), -ETIMEDOUT);
 	ASSERT_TRUE(logged(&r.log, "CMDQ timeout"));
 	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
-	ASSERT_OK(hwt_cmdq_issue(r.q, (const uint64_t (*)[2])cmds, 100, true));
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 100, true));
 	rig_down(&r);
 }
 
@@ -413,16 +423,16 @@ TEST(device_stop_wakes_waiters_cons)
 static void command_errors(bool disable_msi)
 {
 	struct hwt_smmu_dev_stats st;
-	uint64_t dw[2], bad[2] = { 0x7f, 0 }; /* no such opcode */
+	struct hwt_cmdq_cmd c, bad = { { 0x7f, 0 } }; /* no such opcode */
 	struct rig r;
 
 	rig_up(&r, ALL_FEATURES, disable_msi, 7, 1000000000);
 
 	/* ILL: the bad command is replaced by a CMD_SYNC, the rest executes */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 5, 0));
-	ASSERT_OK(hwt_cmdq_issue_cmd(r.q, bad));
-	tst_cmd_cfgi_ste(dw, 5);
-	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	ASSERT_OK(hwt_cmdq_issue_cmd(r.q, &bad));
+	tst_cmd_cfgi_ste(c.dw, 5);
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, &c));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 5, 0));
 	ASSERT_TRUE(logged(&r.log, "Illegal command"));
 	ASSERT_TRUE(logged(&r.log, "skipping command in error state: 0x000000000000007f"));
@@ -430,8 +440,8 @@ static void command_errors(bool disable_msi)
 	/* ABT: the fetch is retried */
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ABT));
-	tst_cmd_cfgi_ste(dw, 6);
-	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	tst_cmd_cfgi_ste(c.dw, 6);
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, &c));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(r.dev, HWT_SMMU_CFG_STE, 6, 0));
 	ASSERT_TRUE(logged(&r.log, "Abort on command fetch"));
 	ASSERT_TRUE(logged(&r.log, "retrying command fetch"));
@@ -439,8 +449,8 @@ static void command_errors(bool disable_msi)
 	/* ATC_INV_SYNC: the sync is re-executed */
 	ASSERT_OK(hwt_smmu_dev_atc_insert(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000, 12));
 	ASSERT_OK(hwt_smmu_dev_inject(r.dev, HWT_SMMU_FAULT_ATC_TIMEOUT));
-	TST_ENC(dw, ATC_INV, TST_FV(SID, 9), TST_FV(SIZE, 52)); /* the whole ATC of SID 9 */
-	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, dw));
+	TST_ENC(c.dw, ATC_INV, TST_FV(SID, 9), TST_FV(SIZE, 52)); /* the whole ATC of SID 9 */
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(r.q, &c));
 	ASSERT_FALSE(hwt_smmu_dev_atc_lookup(r.dev, 9, HWT_SMMU_ATC_NO_SSID, 0x4000));
 	ASSERT_TRUE(logged(&r.log, "ATC invalidate timeout"));
 
@@ -473,14 +483,14 @@ TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
 
 	hwt_smmu_dev_config_default(&dc);
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.auto_poll = true;
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
 	ASSERT_OK(hwt_smmu_dev_start(dev));
-	hwt_cmdq_info(q, &info);
+	hwt_cmdq_get_info(q, &info);
 	ASSERT_FALSE(info.measured);
 	ASSERT_OK(hwt_cmdq_sync(q));
-	hwt_cmdq_info(q, &info);
+	hwt_cmdq_get_info(q, &info);
 	TLOG("%s", info.reason);
 	ASSERT_TRUE(info.measured);
 	ASSERT_GT(info.msi_ns, 0);
@@ -511,7 +521,7 @@ TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
 {
 	struct hwt_smmu_dev_config dc;
 	struct hwt_cmdq_options o;
-	static uint64_t cmds[127][2];
+	static struct hwt_cmdq_cmd cmds[127];
 	struct hwt_smmu_dev *dev;
 	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hwt_cmdq *q;
@@ -521,7 +531,7 @@ TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
 	dc.msi_cost_ns = 200000000; /* the MSI write comes 200 ms late */
 	dc.handler = slow_handler;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
-	ASSERT_OK(hwt_cmdq_options_default(&o));
+	hwt_cmdq_options_default(&o);
 	o.entries_log2 = 7;
 	o.timeout_ns = 150000000;
 	o.log = log_hook;
@@ -532,11 +542,11 @@ TEST_TIMEOUT(late_msi_after_timeout_cannot_complete_a_later_sync, 30)
 	ASSERT_TRUE(logged(&log, "CMD_SYNC timeout"));
 	/* 127 commands + a sync: the sync lands in the abandoned sync's slot */
 	for (int i = 0; i < 127; i++)
-		cmds[i][0] = 0x01 | (uint64_t)i << 32;
+		cmds[i].dw[0] = 0x01 | (uint64_t)i << 32;
 	/* Its own MSI comes 200 ms after the device reaches it (itself after
 	 * 127 x 100 us), past its 150 ms deadline: it can only time out.
 	 * Success would mean the first sync's late MSI completed it. */
-	ASSERT_EQ(hwt_cmdq_issue(q, (const uint64_t (*)[2])cmds, 127, true), -ETIMEDOUT);
+	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 127, true), -ETIMEDOUT);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
@@ -565,17 +575,22 @@ TEST(second_queue_on_a_used_device)
 }
 
 /* Destroying a queue whose device still runs stops the device first. */
-TEST(destroy_with_running_device_stops_it)
+/* destroy disables the queue (CR0.CMDQEN) and leaves the device running:
+ * the next queue is enabled on the running device. */
+TEST(destroy_on_a_running_device_disables_the_queue)
 {
+	struct hwt_smmu_dev_stats st;
 	struct rig r;
 
 	rig_up(&r, ALL_FEATURES, false, 7, 1000000000);
 	ASSERT_OK(hwt_cmdq_sync(r.q));
 	hwt_cmdq_destroy(r.q);
 	r.q = NULL;
-	ASSERT_OK(hwt_cmdq_create(&r.q, r.dev, NULL)); /* stopped: attach works */
-	ASSERT_OK(hwt_smmu_dev_start(r.dev));
+	ASSERT_EQ(hwt_smmu_dev_start(r.dev), -EBUSY); /* still running */
+	ASSERT_OK(hwt_cmdq_create(&r.q, r.dev, NULL));
 	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	ASSERT_EQ(st.syncs, 2);
 	rig_down(&r);
 }
 

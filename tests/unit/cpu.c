@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU sets, list syntax, sysfs topology, affinity and hwt_on_each_cpu. */
+/* CPU sets, list syntax, sysfs topology, affinity and hwt_cpu_on_each. */
 #include "harness/harness.h"
 
 #include "hwtune/cpu.h"
@@ -394,7 +394,7 @@ TEST(allowed_follows_sched_setaffinity)
 	hwt_cpus_free(&set);
 }
 
-/* ---- hwt_on_each_cpu -------------------------------------------------- */
+/* ---- hwt_cpu_on_each -------------------------------------------------- */
 
 struct probe {
 	_Atomic int calls[HWT_CPU_ID_MAX + 1];
@@ -457,7 +457,7 @@ static void check_affinity_unchanged(const struct hwt_cpus *before)
 }
 
 /* Run on every allowed CPU plus extras that must fail; check exactly-once. */
-static void run_allowed_plus(enum hwt_run_mode mode, const int *extra, unsigned nextra)
+static void run_allowed_plus(enum hwt_cpu_run_mode mode, const int *extra, unsigned nextra)
 {
 	struct hwt_cpus allowed = HWT_CPUS_INIT, set = HWT_CPUS_INIT;
 	struct probe *p;
@@ -470,10 +470,10 @@ static void run_allowed_plus(enum hwt_run_mode mode, const int *extra, unsigned 
 			SKIP("cpu %d is allowed here", extra[i]);
 		ASSERT_OK(hwt_cpus_add(&set, extra[i]));
 	}
-	p = new_probe(mode == HWT_RUN_PARALLEL ? (int)allowed.n : 0);
+	p = new_probe(mode == HWT_CPU_RUN_PARALLEL ? (int)allowed.n : 0);
 	status = malloc(set.n * sizeof(int));
 	ASSERT_TRUE(status);
-	ASSERT_EQ(hwt_on_each_cpu(&set, mode, record, p, status), (int)allowed.n);
+	ASSERT_EQ(hwt_cpu_on_each(&set, mode, record, p, status), (int)allowed.n);
 	for (unsigned i = 0; i < set.n; i++) {
 		int cpu = set.cpu[i];
 
@@ -487,7 +487,7 @@ static void run_allowed_plus(enum hwt_run_mode mode, const int *extra, unsigned 
 	}
 	ASSERT_EQ(atomic_load_explicit(&p->seq, memory_order_relaxed), (int)allowed.n);
 	ASSERT_EQ(atomic_load_explicit(&p->wrong_cpu, memory_order_relaxed), 0);
-	if (mode == HWT_RUN_PARALLEL)
+	if (mode == HWT_CPU_RUN_PARALLEL)
 		ASSERT_EQ(atomic_load_explicit(&p->all_met, memory_order_relaxed),
 			  (int)allowed.n);
 	else /* in set order */
@@ -503,26 +503,26 @@ static void run_allowed_plus(enum hwt_run_mode mode, const int *extra, unsigned 
 
 TEST(on_each_cpu_parallel_once_per_cpu)
 {
-	run_allowed_plus(HWT_RUN_PARALLEL, NULL, 0);
+	run_allowed_plus(HWT_CPU_RUN_PARALLEL, NULL, 0);
 }
 
 TEST(on_each_cpu_serial_once_per_cpu)
 {
-	run_allowed_plus(HWT_RUN_SERIAL, NULL, 0);
+	run_allowed_plus(HWT_CPU_RUN_SERIAL, NULL, 0);
 }
 
 TEST(on_each_cpu_impossible_cpu_parallel)
 {
 	static const int extra[] = { 4095, HWT_CPU_ID_MAX };
 
-	run_allowed_plus(HWT_RUN_PARALLEL, extra, 2);
+	run_allowed_plus(HWT_CPU_RUN_PARALLEL, extra, 2);
 }
 
 TEST(on_each_cpu_impossible_cpu_serial)
 {
 	static const int extra[] = { 4095, HWT_CPU_ID_MAX };
 
-	run_allowed_plus(HWT_RUN_SERIAL, extra, 2);
+	run_allowed_plus(HWT_CPU_RUN_SERIAL, extra, 2);
 }
 
 /* Set spanning >1024 CPU numbers: masks bigger than cpu_set_t. */
@@ -536,12 +536,12 @@ TEST(on_each_cpu_wide_set)
 	ASSERT_OK(hwt_cpus_parse("0-1100", &set));
 	status = malloc(set.n * sizeof(int));
 	ASSERT_TRUE(status);
-	for (enum hwt_run_mode m = HWT_RUN_PARALLEL; m <= HWT_RUN_SERIAL; m++) {
+	for (enum hwt_cpu_run_mode m = HWT_CPU_RUN_PARALLEL; m <= HWT_CPU_RUN_SERIAL; m++) {
 		unsigned expect = 0;
 
 		for (unsigned i = 0; i < allowed.n; i++)
 			expect += allowed.cpu[i] <= 1100;
-		ASSERT_EQ(hwt_on_each_cpu(&set, m, record, p, status), (int)expect);
+		ASSERT_EQ(hwt_cpu_on_each(&set, m, record, p, status), (int)expect);
 		for (unsigned i = 0; i < set.n; i++)
 			ASSERT_EQ(status[i] == 0, hwt_cpus_has(&allowed, set.cpu[i]));
 	}
@@ -553,7 +553,7 @@ TEST(on_each_cpu_wide_set)
 }
 
 /* A CPU that exists and is online but outside the affinity mask is refused. */
-static void outside_mask(enum hwt_run_mode mode)
+static void outside_mask(enum hwt_cpu_run_mode mode)
 {
 	struct hwt_cpus online = HWT_CPUS_INIT, set = HWT_CPUS_INIT;
 	struct probe *p = new_probe(0);
@@ -569,7 +569,7 @@ static void outside_mask(enum hwt_run_mode mode)
 	hwt_cpus_free(&set);
 	ASSERT_OK(hwt_cpus_add(&set, cpu));
 	ASSERT_OK(hwt_cpus_add(&set, other));
-	ASSERT_EQ(hwt_on_each_cpu(&set, mode, record, p, status), 1);
+	ASSERT_EQ(hwt_cpu_on_each(&set, mode, record, p, status), 1);
 	ASSERT_EQ(status[0], 0);
 	ASSERT_EQ(status[1], -EINVAL);
 	ASSERT_EQ(atomic_load_explicit(&p->calls[cpu], memory_order_relaxed), 1);
@@ -581,12 +581,12 @@ static void outside_mask(enum hwt_run_mode mode)
 
 TEST(on_each_cpu_outside_affinity_parallel)
 {
-	outside_mask(HWT_RUN_PARALLEL);
+	outside_mask(HWT_CPU_RUN_PARALLEL);
 }
 
 TEST(on_each_cpu_outside_affinity_serial)
 {
-	outside_mask(HWT_RUN_SERIAL);
+	outside_mask(HWT_CPU_RUN_SERIAL);
 }
 
 TEST(on_each_cpu_arguments)
@@ -594,13 +594,13 @@ TEST(on_each_cpu_arguments)
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct probe *p = new_probe(0);
 
-	ASSERT_EQ(hwt_on_each_cpu(&set, HWT_RUN_PARALLEL, record, p, NULL), 0);
-	ASSERT_EQ(hwt_on_each_cpu(NULL, HWT_RUN_PARALLEL, record, p, NULL), -EINVAL);
+	ASSERT_EQ(hwt_cpu_on_each(&set, HWT_CPU_RUN_PARALLEL, record, p, NULL), 0);
+	ASSERT_EQ(hwt_cpu_on_each(NULL, HWT_CPU_RUN_PARALLEL, record, p, NULL), -EINVAL);
 	ASSERT_OK(hwt_cpus_add(&set, 0));
-	ASSERT_EQ(hwt_on_each_cpu(&set, HWT_RUN_PARALLEL, NULL, p, NULL), -EINVAL);
-	ASSERT_EQ(hwt_on_each_cpu(&set, (enum hwt_run_mode)7, record, p, NULL), -EINVAL);
+	ASSERT_EQ(hwt_cpu_on_each(&set, HWT_CPU_RUN_PARALLEL, NULL, p, NULL), -EINVAL);
+	ASSERT_EQ(hwt_cpu_on_each(&set, (enum hwt_cpu_run_mode)7, record, p, NULL), -EINVAL);
 	/* status may be NULL */
-	ASSERT_OK(hwt_on_each_cpu(&set, HWT_RUN_SERIAL, record, p, NULL));
+	ASSERT_OK(hwt_cpu_on_each(&set, HWT_CPU_RUN_SERIAL, record, p, NULL));
 	free(p);
 	hwt_cpus_free(&set);
 }
@@ -618,7 +618,7 @@ TEST_TIMEOUT(on_each_cpu_repeated, 60)
 	ASSERT_OK(hwt_cpus_add(&allowed, extra));
 	for (int i = 0; i < reps; i++) {
 		struct probe *p = new_probe(0);
-		int r = hwt_on_each_cpu(&allowed, HWT_RUN_PARALLEL, record, p, NULL);
+		int r = hwt_cpu_on_each(&allowed, HWT_CPU_RUN_PARALLEL, record, p, NULL);
 
 		ASSERT_EQ(r, (int)allowed.n - 1);
 		ASSERT_EQ(atomic_load_explicit(&p->seq, memory_order_relaxed), r);

@@ -56,11 +56,11 @@ TEST(config_default_and_validation)
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg));
 	hwt_smmu_dev_get_config(dev, &got);
 	ASSERT_EQ(got.msi_cost_ns, 7);
-	ASSERT_EQ(hwt__reg_idr0(hwt__smmu_dev_regs(dev)), cfg.idr0);
-	ASSERT_EQ(hwt__reg_idr1(hwt__smmu_dev_regs(dev)) >> HWT_SMMU_IDR1_CMDQS_SHIFT &
+	ASSERT_EQ(hwt__reg_idr0(hwt__bus_regs(dev)), cfg.idr0);
+	ASSERT_EQ(hwt__reg_idr1(hwt__bus_regs(dev)) >> HWT_SMMU_IDR1_CMDQS_SHIFT &
 			  HWT_SMMU_IDR1_CMDQS_MASK,
 		  10);
-	ASSERT_EQ(hwt__reg_enabled(hwt__smmu_dev_regs(dev)), 0);
+	ASSERT_EQ(hwt__reg_cmdq_enabled(hwt__bus_regs(dev)), 0);
 	hwt_smmu_dev_destroy(dev);
 	hwt_smmu_dev_destroy(NULL);
 }
@@ -76,28 +76,29 @@ TEST(start_checks_cmdq_base)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.cmdqs = 6;
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg));
-	r = hwt__smmu_dev_regs(dev);
+	r = hwt__bus_regs(dev);
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN); /* start enables the queue */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL); /* unset */
-	ASSERT_OK(hwt__smmu_dev_dma_map(dev, mem, len, &iova));
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, len, &iova));
 	ASSERT_EQ(iova & 4095, 0);
 	ASSERT_LT(iova, 1ull << 52);
-	atomic_store_explicit(&r->cmdq_base, iova | 7, memory_order_release); /* > CMDQS */
+	hwt__reg_reset_queue(r, iova | 7); /* > CMDQS */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
-	atomic_store_explicit(&r->cmdq_base, (iova + 32) | 6, memory_order_release); /* misaligned */
+	hwt__reg_reset_queue(r, (iova + 32) | 6); /* misaligned */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
-	atomic_store_explicit(&r->cmdq_base, (iova + 8192) | 4, memory_order_release); /* outside */
+	hwt__reg_reset_queue(r, (iova + 8192) | 4); /* outside */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
-	atomic_store_explicit(&r->cmdq_base, (iova + 7936) | 4, memory_order_release); /* tail */
+	hwt__reg_reset_queue(r, (iova + 7936) | 4); /* tail */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
-	atomic_store_explicit(&r->cmdq_base, (1ull << 63) | iova | 6, memory_order_release); /* RES0 */
+	hwt__reg_reset_queue(r, (1ull << 63) | iova | 6); /* RES0 */
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
-	atomic_store_explicit(&r->cmdq_base, HWT__CMDQ_BASE_RA | iova | 6, memory_order_release);
+	hwt__reg_reset_queue(r, HWT__CMDQ_BASE_RA | iova | 6);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EBUSY);
-	ASSERT_EQ(hwt__smmu_dev_dma_unmap(dev, iova), -EBUSY);
+	ASSERT_EQ(hwt__bus_dma_unmap(dev, iova), -EBUSY);
 	ASSERT_OK(hwt_smmu_dev_stop(dev));
-	ASSERT_OK(hwt__smmu_dev_dma_unmap(dev, iova));
-	ASSERT_EQ(hwt__smmu_dev_dma_unmap(dev, iova), -ENOENT);
+	ASSERT_OK(hwt__bus_dma_unmap(dev, iova));
+	ASSERT_EQ(hwt__bus_dma_unmap(dev, iova), -ENOENT);
 	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL); /* unmapped now */
 	hwt_smmu_dev_destroy(dev);
 	free(mem);
@@ -112,24 +113,24 @@ TEST(dma_regions)
 
 	hwt_smmu_dev_config_default(&cfg);
 	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg));
-	ASSERT_EQ(hwt__smmu_dev_dma_map(dev, buf + 2, 64, &iova), -EINVAL);
-	ASSERT_EQ(hwt__smmu_dev_dma_map(dev, buf, 0, &iova), -EINVAL);
-	ASSERT_EQ(hwt__smmu_dev_dma_map(dev, NULL, 64, &iova), -EINVAL);
-	ASSERT_OK(hwt__smmu_dev_dma_map(dev, buf, 1 << 16, &iova));
+	ASSERT_EQ(hwt__bus_dma_map(dev, buf + 2, 64, &iova), -EINVAL);
+	ASSERT_EQ(hwt__bus_dma_map(dev, buf, 0, &iova), -EINVAL);
+	ASSERT_EQ(hwt__bus_dma_map(dev, NULL, 64, &iova), -EINVAL);
+	ASSERT_OK(hwt__bus_dma_map(dev, buf, 1 << 16, &iova));
 	ASSERT_EQ(iova & 0xffff, 0); /* natural alignment kept */
 	ASSERT_LT(iova, 1ull << 52);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, iova, 1 << 16) == buf);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, iova + 100, 4) == buf + 100);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, iova + (1 << 16) - 4, 8) == NULL);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, iova - 4, 4) == NULL);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, 0, 4) == NULL);
-	ASSERT_OK(hwt__smmu_dev_dma_map(dev, buf + 4, 16, &iova2));
+	ASSERT_TRUE(hwt__bus_dma_va(dev, iova, 1 << 16) == buf);
+	ASSERT_TRUE(hwt__bus_dma_va(dev, iova + 100, 4) == buf + 100);
+	ASSERT_TRUE(hwt__bus_dma_va(dev, iova + (1 << 16) - 4, 8) == NULL);
+	ASSERT_TRUE(hwt__bus_dma_va(dev, iova - 4, 4) == NULL);
+	ASSERT_TRUE(hwt__bus_dma_va(dev, 0, 4) == NULL);
+	ASSERT_OK(hwt__bus_dma_map(dev, buf + 4, 16, &iova2));
 	ASSERT_NE(iova2, iova + 4); /* another region, another IOVA range */
 	ASSERT_EQ(iova2 & 0xffff, 4);
-	ASSERT_TRUE(hwt__smmu_dev_dma_va(dev, iova2, 16) == buf + 4);
-	for (int i = 2; i < HWT__SMMU_DEV_REGIONS; i++)
-		ASSERT_OK(hwt__smmu_dev_dma_map(dev, buf, 64, &iova2));
-	ASSERT_EQ(hwt__smmu_dev_dma_map(dev, buf, 64, &iova2), -ENOSPC);
+	ASSERT_TRUE(hwt__bus_dma_va(dev, iova2, 16) == buf + 4);
+	for (int i = 2; i < HWT__BUS_REGIONS; i++)
+		ASSERT_OK(hwt__bus_dma_map(dev, buf, 64, &iova2));
+	ASSERT_EQ(hwt__bus_dma_map(dev, buf, 64, &iova2), -ENOSPC);
 	hwt_smmu_dev_destroy(dev);
 	free(buf);
 }
@@ -416,7 +417,7 @@ TEST(stop_clears_enabled_and_sends_sev)
 	tq_drain(&t);
 	e0 = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
 	ASSERT_OK(hwt_smmu_dev_stop(t.dev));
-	ASSERT_EQ(hwt__reg_enabled(t.r), 0);
+	ASSERT_EQ(hwt__reg_cmdq_enabled(t.r), 0);
 	ASSERT_NE(atomic_load_explicit(&t.r->evt, memory_order_seq_cst), e0);
 	ASSERT_OK(hwt_smmu_dev_stop(t.dev)); /* idempotent */
 	/* stopped: nothing consumed */
@@ -427,7 +428,7 @@ TEST(stop_clears_enabled_and_sends_sev)
 	ASSERT_NE(tq_cons(&t), t.prod);
 	/* restart continues at CONS */
 	ASSERT_OK(hwt_smmu_dev_start(t.dev));
-	ASSERT_EQ(hwt__reg_enabled(t.r), 1);
+	ASSERT_EQ(hwt__reg_cmdq_enabled(t.r), 1);
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 	tq_free(&t);
 }

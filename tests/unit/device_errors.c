@@ -43,7 +43,7 @@ static void check_error(const uint64_t bad[2], uint32_t code, bool rewrite,
 	cfg.handler = handler;
 	cfg.handler_ctx = rec;
 	tq_start(&t, &cfg, 3);
-	hwt__smmu_dev_set_gerror_irq(t.dev, gerr_irq, &gc);
+	tq_set_gerror_irq(&t, gerr_irq, &gc);
 	/* go round the ring once first so the error sits past a wrap */
 	for (int i = 0; i < 6; i++) {
 		tst_cmd_seq(dw, 100);
@@ -228,7 +228,7 @@ TEST(error_ack_from_gerror_irq)
 	hwt_smmu_dev_config_default(&cfg);
 	tq_start(&t, &cfg, 3);
 	a.t = &t;
-	hwt__smmu_dev_set_gerror_irq(t.dev, inline_ack_irq, &a);
+	tq_set_gerror_irq(&t, inline_ack_irq, &a);
 	for (int lap = 0; lap < 5; lap++) {
 		tst_cmd_seq(dw, 1);
 		tq_put(&t, dw);
@@ -238,7 +238,7 @@ TEST(error_ack_from_gerror_irq)
 		tq_drain(&t);
 	}
 	ASSERT_EQ(atomic_load_explicit(&a.calls, memory_order_relaxed), 5);
-	hwt__smmu_dev_set_gerror_irq(t.dev, NULL, NULL);
+	tq_set_gerror_irq(&t, NULL, NULL);
 	tq_free(&t);
 }
 

@@ -70,7 +70,7 @@ static void msi_to_buffer(bool quirk, uint32_t data, uint64_t *out)
 	cfg.msi_64bit = quirk;
 	tq_start(&t, &cfg, 4);
 	memset(buf, 0xff, 64);
-	ASSERT_OK(hwt__smmu_dev_dma_map(t.dev, buf, 64, &iova));
+	ASSERT_OK(hwt__bus_dma_map(t.dev, buf, 64, &iova));
 	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, iova + 8, data);
 	tq_put(&t, dw);
 	tq_drain(&t);
@@ -249,7 +249,7 @@ TEST(sync_irq_callback)
 	cfg.idr0 = HWT_SMMU_IDR0_SEV;
 	tq_start(&t, &cfg, 4);
 	memset(buf, 0xff, 64);
-	ASSERT_OK(hwt__smmu_dev_dma_map(t.dev, buf, 64, &iova));
+	ASSERT_OK(hwt__bus_dma_map(t.dev, buf, 64, &iova));
 	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, iova, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);

@@ -89,7 +89,7 @@ TEST_TIMEOUT(probe_reports_every_allowed_cpu, 30)
 	}
 	/* hwprobe's rule, worked out here rather than by the library's function */
 	{
-		int want = r.cpu[0].speed;
+		enum hwt_misaligned_speed want = r.cpu[0].speed;
 
 		for (unsigned i = 1; i < r.n; i++)
 			if (r.cpu[i].speed != want)
@@ -152,7 +152,7 @@ static void app_handler(int sig)
 
 TEST_TIMEOUT(forced_sigbus_gives_unsupported, 30)
 {
-	struct hwt_misaligned_opts o = { .flags = HWT_MISALIGNED_TEST_FORCE_SIGBUS };
+	struct hwt_misaligned_opts o = { .flags = HWT__MISALIGNED_FORCE_SIGBUS };
 	struct hwt_misaligned_report r;
 	struct sigaction mine, after;
 
