@@ -443,7 +443,7 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
  * Ordering contract:
  * - Everything the caller wrote before this call (tables the commands
  *   refer to) is visible to the device before it reads the commands: the
- *   entries are published by release operations only (R_VALID, D1).
+ *   entries are published by release operations only (R_VALID, R_PROD).
  * - When a CMD_SYNC completes, every command before it in the queue has
  *   executed and its effects are visible to the caller (A_CONS / A_MSI).
  * - One call's commands are contiguous in the queue; calls are totally

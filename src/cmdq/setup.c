@@ -116,15 +116,18 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
  * Set CR0 to cr0 and wait (bounded by the queue's timeout) until the device
  * acknowledges it: A_ACK pairs with the device's R_ACK.  A device that does
  * not run acknowledges an enable when it starts, and has nothing to
- * acknowledge for a disable (CR0ACK is 0 while it is stopped).
+ * acknowledge for a disable (CR0ACK is 0 while it is stopped).  -EINVAL: the
+ * device refused the enable (CMDQ_BASE describes no queue it can read).
  */
 static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 {
 	struct hwt__backoff b = { 0 };
 	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
+	uint32_t v = hwt__reg_write_cr0(q->regs, cr0), ack; /* R_CR0 */
 
-	hwt__reg_write_cr0(q->regs, cr0); /* R_CR0 */
-	while (hwt__reg_read_cr0ack(q->regs) != cr0) { /* A_ACK */
+	while ((ack = hwt__reg_read_cr0ack(q->regs)) != v) { /* A_ACK */
+		if (ack >> HWT__CR0_SEQ_SHIFT == v >> HWT__CR0_SEQ_SHIFT)
+			return -EINVAL; /* our write, answered with CMDQEN clear */
 		if (!(cr0 & HWT_SMMU_CR0_CMDQEN) ? !hwt__reg_cmdq_enabled(q->regs)
 						 : !hwt__reg_device_live(q->regs))
 			return 0;
@@ -133,6 +136,27 @@ static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 		hwt__backoff_wait(&b);
 	}
 	return 0;
+}
+
+/*
+ * Disable the queue and give its memory back: after CR0.CMDQEN = 0 is
+ * acknowledged, unmapping the queue (which the device refuses, under its
+ * lock, while CR0ACK.CMDQEN is set) is what proves that no start racing us
+ * re-enabled it.  -ETIMEDOUT: the device still holds the queue.
+ */
+static int disable_and_unmap(struct hwt_cmdq *q)
+{
+	struct hwt__backoff b = { 0 };
+	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
+	int err = write_cr0(q, 0);
+
+	while (!err && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
+		if (hwt__now_ns() > deadline)
+			return -ETIMEDOUT;
+		err = 0;
+		hwt__backoff_wait(&b);
+	}
+	return err == -ETIMEDOUT ? err : 0;
 }
 
 static void set_reason(struct hwt_cmdq *q, const struct hwt_cmdq_options *opts)
@@ -227,9 +251,10 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	err = write_cr0(q, HWT_SMMU_CR0_CMDQEN);
 	if (err) {
 		hwt__cmdq_log(q, "CMDQ enable not acknowledged");
-		if (write_cr0(q, 0))
+		if (disable_and_unmap(q)) {
+			hwt__cmdq_log(q, "CMDQ disable not acknowledged: leaking the queue");
 			return err; /* the device may still read the queue: keep it */
-		hwt__bus_dma_unmap(dev, q->iova);
+		}
 		goto detach;
 	}
 	*out = q;
@@ -248,11 +273,11 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 	 * handler after it: disable the queue and wait for the device to say
 	 * so.  A device that never acknowledges (a command handler that
 	 * blocks) keeps our memory, rather than reading it after free. */
-	if (write_cr0(q, 0)) {
-		hwt__cmdq_log(q, "CMDQ disable not acknowledged: leaking the queue");
+	if (disable_and_unmap(q)) {
+		hwt__cmdq_log(q, "CMDQ disable not acknowledged: leaking the queue "
+				 "(the device stays attached to it)");
 		return;
 	}
-	hwt__bus_dma_unmap(q->dev, q->iova);
 	hwt__bus_detach(q->dev, q);
 	free_queue(q);
 }

@@ -7,10 +7,10 @@
  *
  *   A_CR0    load of CR0 (seq_cst); pairs with R_CR0: CMDQ_BASE, PROD and
  *            CONS written before the enable are visible.
- *   R_ACK    store of CR0ACK (seq_cst); pairs with A_ACK: a driver that
- *            reads CMDQEN 0 knows we no longer touch queue memory or call
- *            its GERROR line.  seq_cst on both sides, so that a start racing
- *            a disable cannot let the consumer miss the disable (see
+ *   R_ACK    store of CR0ACK (seq_cst); pairs with A_ACK (seq_cst): a driver
+ *            that reads CMDQEN 0 knows we no longer touch queue memory or
+ *            call its GERROR line.  seq_cst on both sides, so that a start
+ *            racing a disable cannot let the consumer miss the disable (see
  *            hwt_smmu_dev_start()).
  *   A_PROD   acquire load of PROD; pairs with R_PROD: every entry before
  *            PROD is written when we read it.
@@ -28,7 +28,8 @@
  *
  * Steps of the consumer loop:
  *   1. Requests: stop, pause.  A_CR0: a changed CR0.CMDQEN enables or
- *      disables the queue and is acknowledged (R_ACK).
+ *      disables the queue and is acknowledged (R_ACK), also while paused
+ *      and between two commands.
  *   2. A_PROD.  Nothing new (or the queue disabled): spin spin_ns, then
  *      sleep (bounded) and re-check.
  *   3. For each entry from CONS to PROD: check requests (stop, pause,
@@ -38,7 +39,9 @@
  *   5. CMD_SYNC: R_CONS up to the sync, its signal (MSI write R_MSI), R_CONS
  *      past the sync; or the wired-IRQ callback or SEV after R_CONS.
  *   6. Error: CONS.ERR (R_CONS), GERROR toggled (R_GERR), GERROR line, then
- *      wait for GERRORN (A_GERRN), clear CONS.ERR and re-fetch at CONS.
+ *      wait for GERRORN (A_GERRN), clear CONS.ERR and re-fetch at CONS.  A
+ *      stop, pause or disable interrupts the wait; the error stays pending
+ *      (err_pending) and the wait resumes, without a second interrupt. 
  *
  * The hot path takes no lock and makes no system call: counters are plain
  * load + store by the consumer only, the cache models' lock is taken only
@@ -71,11 +74,6 @@ static void busy_ns(unsigned ns)
 static inline uint32_t ctl_load(struct hwt_smmu_dev *dev)
 {
 	return atomic_load_explicit(&dev->ctl, memory_order_relaxed);
-}
-
-static inline bool cmdq_on(const struct hwt_smmu_dev *dev)
-{
-	return dev->cr0 & HWT_SMMU_CR0_CMDQEN;
 }
 
 static inline uint32_t cons_inc(const struct hwt_smmu_dev *dev, uint32_t cons)
@@ -121,12 +119,24 @@ int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0)
 	int err = 0;
 
 	dev->cr0 = cr0;
-	if (cr0 & HWT_SMMU_CR0_CMDQEN)
+	dev->on = false;
+	dev->err_pending = false; /* a pending error stays in GERROR */
+	if (cr0 & HWT_SMMU_CR0_CMDQEN) {
 		err = queue_setup(dev);
-	if (err)
-		dev->cr0 &= ~HWT_SMMU_CR0_CMDQEN;
-	atomic_store_explicit(&dev->regs.cr0ack, dev->cr0, memory_order_seq_cst); /* R_ACK */
+		dev->on = !err;
+	}
+	dev->check_error = dev->on;
+	atomic_store_explicit(&dev->regs.cr0ack,
+			      (cr0 & ~HWT_SMMU_CR0_CMDQEN) | (dev->on ? HWT_SMMU_CR0_CMDQEN : 0),
+			      memory_order_seq_cst); /* R_ACK */
 	return err;
+}
+
+/* Did the driver write CR0 since we last acted on it?  A plain look, from
+ * the consumer's hot loop; A_CR0 follows at the top of the main loop. */
+static inline bool cr0_changed(struct hwt_smmu_dev *dev)
+{
+	return atomic_load_explicit(&dev->regs.cr0, memory_order_relaxed) != dev->cr0;
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -175,14 +185,18 @@ static void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 /*
  * Sit still while PAUSE is set.  parked = 1 tells hwt_smmu_dev_pause() that
  * no command is in flight; seq_cst on both sides of the ctl/parked pair.
- * Returns false if asked to stop.
+ * CR0 is still acknowledged (within a sleep, 5 ms): enabling and disabling
+ * touch no queue memory.  Returns false if asked to stop.
  */
 static bool park(struct hwt_smmu_dev *dev)
 {
 	for (;;) {
-		uint32_t c;
+		uint32_t c, cr0;
 
 		atomic_store_explicit(&dev->parked, 1, memory_order_seq_cst);
+		cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
+		if (cr0 != dev->cr0)
+			hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
 		c = atomic_load_explicit(&dev->ctl, memory_order_seq_cst);
 		if (c & HWT__CTL_STOP)
 			return false;
@@ -244,16 +258,17 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 /* ---- errors ------------------------------------------------------------- */
 
 /*
- * Command error at cons: CONS.ERR, GERROR.CMDQ_ERR toggled, interrupt, then
- * wait for the acknowledgement and clear CONS.ERR.  Returns false if asked to
- * stop or pause, or the queue is being disabled, meanwhile (CONS.ERR and
- * GERROR stay as they are).
+ * Command error at cons: CONS.ERR (R_CONS), GERROR.CMDQ_ERR toggled (unless
+ * already pending), the GERROR line; the acknowledgement is awaited by
+ * wait_error_ack().
  */
-static bool cmdq_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
+static void raise_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
 {
 	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 
 	hwt__st_add(&dev->st.errors, 1);
+	dev->cons = cons;
+	dev->err_pending = true;
 	publish_cons(dev, cons, code);                                       /* R_CONS */
 	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
 	      HWT_SMMU_GERROR_CMDQ_ERR))
@@ -261,33 +276,44 @@ static bool cmdq_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
 		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_CMDQ_ERR,
 				      memory_order_release);
 	raise_gerror_irq(dev);
+}
 
+/*
+ * Wait for GERRORN to acknowledge the pending error, then clear CONS.ERR:
+ * true.  False if a stop, pause or CR0 change comes first (the error stays
+ * pending: the main loop comes back here, or a disable drops it).
+ */
+static bool wait_error_ack(struct hwt_smmu_dev *dev)
+{
 	for (;;) {
 		uint32_t n = atomic_load_explicit(&dev->regs.gerrorn, memory_order_acquire); /* A_GERRN */
+		uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 
-		g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 		if (!((g ^ n) & HWT_SMMU_GERROR_CMDQ_ERR))
 			break;
-		if ((ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE)) ||
-		    atomic_load_explicit(&dev->regs.cr0, memory_order_relaxed) != dev->cr0)
+		if ((ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE)) || cr0_changed(dev))
 			return false;
 		doorbell_wait(dev, atomic_load_explicit(&dev->regs.prod, memory_order_relaxed), n,
 			      ERR_SLEEP_NS);
 	}
-	publish_cons(dev, cons, HWT_SMMU_CERROR_NONE); /* R_CONS: ERR cleared */
+	dev->err_pending = false;
+	publish_cons(dev, dev->cons, HWT_SMMU_CERROR_NONE); /* R_CONS: ERR cleared */
 	return true;
 }
 
-/* An error left unacknowledged (before a stop, or by a previous queue)
- * keeps the queue stopped until it is acknowledged. */
+/* Just enabled: an error left unacknowledged (before a stop, or by a
+ * previous queue) keeps the queue stopped until it is acknowledged; the
+ * new owner gets the interrupt. */
 static void pending_error(struct hwt_smmu_dev *dev)
 {
 	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
 	uint32_t n = atomic_load_explicit(&dev->regs.gerrorn, memory_order_acquire); /* A_GERRN */
 	uint32_t cons = atomic_load_explicit(&dev->regs.cons, memory_order_relaxed);
 
-	if ((g ^ n) & HWT_SMMU_GERROR_CMDQ_ERR)
-		cmdq_error(dev, dev->cons, cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK);
+	if ((g ^ n) & HWT_SMMU_GERROR_CMDQ_ERR) {
+		raise_error(dev, dev->cons, cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK);
+		wait_error_ack(dev);
+	}
 }
 
 /* GERROR.MSI_CMDQ_ABT_ERR: the sync completed but its MSI had no target. */
@@ -441,6 +467,8 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 		uint32_t err;
 		uint32_t c = ctl_load(dev);
 
+		if (cr0_changed(dev))
+			break;
 		if (c & (HWT__CTL_STOP | HWT__CTL_PAUSE | HWT__CTL_INJ_ABT)) {
 			if (c & (HWT__CTL_STOP | HWT__CTL_PAUSE))
 				break;
@@ -474,8 +502,9 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 		continue;
 error:
 		unpublished = 0;
-		if (!cmdq_error(dev, cons, err))
-			break;
+		raise_error(dev, cons, err);
+		if (!wait_error_ack(dev))
+			return; /* dev->cons is cons; the main loop resumes the wait */
 		/* resume at CONS: the loop re-fetches the (maybe rewritten) entry */
 	}
 	if (unpublished)
@@ -486,7 +515,6 @@ error:
 void *hwt__dev_consumer(void *arg)
 {
 	struct hwt_smmu_dev *dev = arg;
-	bool check_error = cmdq_on(dev); /* enabled by start */
 
 	for (;;) {
 		uint32_t c = ctl_load(dev), cr0, raw, prod;
@@ -500,17 +528,27 @@ void *hwt__dev_consumer(void *arg)
 		}
 		cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
 		if (cr0 != dev->cr0) {
-			check_error = !hwt__dev_cmdq_enable(dev, cr0) && cmdq_on(dev); /* R_ACK */
-			continue;
-		}
-		if (check_error && cmdq_on(dev)) {
-			check_error = false;
-			pending_error(dev);
+			hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
 			continue;
 		}
 		raw = atomic_load_explicit(&dev->regs.prod, memory_order_acquire); /* A_PROD */
+		if (!dev->on) {
+			doorbell_wait(dev, raw,
+				      atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed),
+				      SLEEP_NS);
+			continue;
+		}
+		if (dev->check_error) {
+			dev->check_error = false;
+			pending_error(dev);
+			continue;
+		}
+		if (dev->err_pending) {
+			wait_error_ack(dev);
+			continue;
+		}
 		prod = raw & dev->ptr_mask;
-		if (!cmdq_on(dev) || prod == dev->cons) {
+		if (prod == dev->cons) {
 			doorbell_wait(dev, raw,
 				      atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed),
 				      SLEEP_NS);

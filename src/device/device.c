@@ -132,6 +132,20 @@ int hwt__bus_attach(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(voi
 	return err;
 }
 
+int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
+			    void *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!owner || dev->owner != owner)
+		err = -EPERM;
+	else
+		set_gerror_line(dev, irq, ctx);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 {
 	int err = 0;
@@ -139,6 +153,8 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 	pthread_mutex_lock(&dev->lock);
 	if (!owner || dev->owner != owner) {
 		err = -EPERM;
+	} else if (hwt__reg_cmdq_enabled(&dev->regs)) {
+		err = -EBUSY; /* the queue must be disabled first */
 	} else {
 		set_gerror_line(dev, NULL, NULL);
 		dev->owner = NULL;
@@ -162,9 +178,11 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	}
 	/* live, then A_CR0: a driver enabling the queue right now is seen
 	 * here or sees us live (and waits for the consumer's R_ACK).  A driver
-	 * disabling it is seen here, or reads our R_ACK of CMDQEN and waits
+	 * disabling it is seen here; or it reads our R_ACK of CMDQEN and waits
 	 * for the consumer, whose own A_CR0 (later in the seq_cst order than
-	 * both) sees the disable before it touches the queue. */
+	 * all of these) sees the disable before it touches the queue; or its
+	 * A_ACK reads 0 before our R_ACK, and then its unmap of the queue,
+	 * which takes our lock, sees CMDQEN and waits as well. */
 	atomic_store_explicit(&dev->regs.live, 1, memory_order_seq_cst);
 	cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst);
 	err = hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
@@ -190,6 +208,7 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	}
 fail:
 	dev->cr0 = 0;
+	dev->on = false;
 	atomic_store_explicit(&dev->regs.cr0ack, 0, memory_order_seq_cst); /* R_ACK */
 	atomic_store_explicit(&dev->regs.live, 0, memory_order_seq_cst);
 out:
@@ -200,7 +219,7 @@ out:
 /* Wake the consumer wherever it sleeps (doorbell or park). */
 static void kick(struct hwt_smmu_dev *dev)
 {
-	hwt__reg_ring(&dev->regs); /* D2/D3 after the caller's seq_cst ctl store (D1) */
+	hwt__reg_ring(&dev->regs); /* DB2/DB3 after the caller's seq_cst ctl RMW */
 	hwt__futex_wake(&dev->ctl, 1);
 }
 
@@ -256,6 +275,7 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 		/* R_ACK: a waiter that sees CMDQEN 0 sees the final CONS.  The
 		 * consumer is joined: its state and counters are ours now. */
 		dev->cr0 = 0;
+		dev->on = false;
 		atomic_store_explicit(&dev->regs.cr0ack, 0, memory_order_seq_cst);
 		atomic_store_explicit(&dev->regs.live, 0, memory_order_seq_cst);
 		hwt__st_add(&dev->st.sevs, 1);
@@ -289,7 +309,8 @@ int hwt_smmu_dev_inject(struct hwt_smmu_dev *dev, enum hwt_smmu_fault fault)
 	default:
 		return -EINVAL;
 	}
-	/* seq_cst: a command published (D1) after this returns sees it. */
+	/* A command published after this returns sees it: this RMW is before
+	 * the R_PROD that publishes it, and the consumer reads ctl after A_PROD. */
 	atomic_fetch_or_explicit(&dev->ctl, bit, memory_order_seq_cst);
 	return 0;
 }

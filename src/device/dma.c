@@ -2,8 +2,14 @@
 /*
  * The software SMMU's DMA regions: the memory a driver registered for the
  * device (smmu/bus.h).  An IOVA is (slot + 1) << 36 | the low 30 bits of
- * the virtual address.  A_MAP / R_MAP: the consumer's translation sees a
- * region's fields once it sees the region live.
+ * the virtual address.
+ *
+ * Writers (map, unmap) hold the device lock; translation takes no lock and
+ * may run on any thread, so each slot is a sequence lock: the writer makes
+ * seq odd (W_SEQ, then a release fence), stores the fields, and makes seq
+ * even again (R_MAP); a reader loads seq (A_MAP), the fields, an acquire
+ * fence (F_MAP), and seq again: a translation made while a slot changes
+ * sees the change in seq and fails, as a real translation would fault.
  */
 #include "device/impl.h"
 
@@ -12,19 +18,34 @@
 #define REGION_SHIFT 36
 #define REGION_KEEP ((1ull << 30) - 1)
 
+/* Rewrite slot r: live, and if live its fields. */
+static void region_write(struct hwt__region *r, bool live, uint64_t iova, uint64_t len, char *va)
+{
+	uint32_t seq = atomic_load_explicit(&r->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&r->seq, seq + 1, memory_order_relaxed);           /* W_SEQ */
+	atomic_thread_fence(memory_order_release); /* W_SEQ before the fields */
+	atomic_store_explicit(&r->live, live, memory_order_relaxed);
+	if (live) {
+		atomic_store_explicit(&r->iova, iova, memory_order_relaxed);
+		atomic_store_explicit(&r->len, len, memory_order_relaxed);
+		atomic_store_explicit(&r->va, va, memory_order_relaxed);
+	}
+	atomic_store_explicit(&r->seq, seq + 2, memory_order_release);           /* R_MAP */
+}
+
 int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *iova)
 {
-	struct hwt__region *r;
 	unsigned slot;
 	int ret = 0;
 
 	if (!va || !iova || ((uintptr_t)va & 3) || !len || len > HWT__BUS_REGION_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
-	/* While a queue is enabled the consumer may translate a stale IOVA at
-	 * any time, so an unmapped slot is reused only while none is (queues
-	 * map their memory before enabling: create/destroy cycles never run
-	 * out of slots). */
+	/* While a queue is enabled the consumer may still use a stale IOVA
+	 * (an MSI it translated earlier), so an unmapped slot is reused only
+	 * while none is (queues map their memory before enabling: create and
+	 * destroy cycles never run out of slots). */
 	slot = dev->nregions;
 	if (!hwt__reg_cmdq_enabled(&dev->regs))
 		for (unsigned i = 0; i < dev->nregions && slot == dev->nregions; i++)
@@ -34,34 +55,37 @@ int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *i
 		ret = -ENOSPC;
 		goto out;
 	}
-	r = &dev->regions[slot];
-	r->iova = (uint64_t)(slot + 1) << REGION_SHIFT | ((uintptr_t)va & REGION_KEEP);
-	r->len = len;
-	r->va = va;
-	atomic_store_explicit(&r->live, 1, memory_order_release); /* R_MAP: pairs with A_MAP */
+	*iova = (uint64_t)(slot + 1) << REGION_SHIFT | ((uintptr_t)va & REGION_KEEP);
+	region_write(&dev->regions[slot], true, *iova, len, va);
 	if (slot == dev->nregions)
 		dev->nregions++;
-	*iova = r->iova;
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }
 
-/* A slot is reused only while no queue is enabled, so a concurrent map
- * never changes the fields of a slot the consumer reads. */
 void *hwt__dev_translate(struct hwt_smmu_dev *dev, uint64_t iova, uint64_t len)
 {
-	uint64_t slot = (iova >> REGION_SHIFT) - 1;
+	uint64_t slot = (iova >> REGION_SHIFT) - 1, base, size;
 	struct hwt__region *r;
+	uint32_t seq;
+	char *va;
 
 	if (slot >= HWT__BUS_REGIONS)
 		return NULL;
 	r = &dev->regions[slot];
-	if (!atomic_load_explicit(&r->live, memory_order_acquire)) /* A_MAP: pairs with R_MAP */
+	seq = atomic_load_explicit(&r->seq, memory_order_acquire);               /* A_MAP */
+	if ((seq & 1) || !atomic_load_explicit(&r->live, memory_order_relaxed))
 		return NULL;
-	if (iova < r->iova || len > r->len || iova - r->iova > r->len - len)
+	base = atomic_load_explicit(&r->iova, memory_order_relaxed);
+	size = atomic_load_explicit(&r->len, memory_order_relaxed);
+	va = atomic_load_explicit(&r->va, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);                                /* F_MAP */
+	if (atomic_load_explicit(&r->seq, memory_order_relaxed) != seq)
 		return NULL;
-	return r->va + (iova - r->iova);
+	if (iova < base || len > size || iova - base > size - len)
+		return NULL;
+	return va + (iova - base);
 }
 
 void *hwt__bus_dma_va(struct hwt_smmu_dev *dev, uint64_t iova, size_t len)
@@ -83,9 +107,10 @@ int hwt__bus_dma_unmap(struct hwt_smmu_dev *dev, uint64_t iova)
 		/* CMDQ_BASE changes only while the queue is disabled */
 		ret = -EBUSY;
 	} else {
-		/* Release: pairs with nothing in particular; a racing translation
-		 * either sees the region or not, as with a real unmap. */
-		atomic_store_explicit(&dev->regions[slot].live, 0, memory_order_release);
+		/* A translation racing this sees the region or fails.  As with
+		 * a real SMMU, memory the device may still write (an MSI target)
+		 * is free only after a later CMD_SYNC or the queue's disable. */
+		region_write(&dev->regions[slot], false, 0, 0, NULL);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return ret;

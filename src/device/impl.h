@@ -64,11 +64,14 @@ void hwt__model_destroy(struct hwt__model *c);
 unsigned hwt__model_exec(struct hwt__model *c, const struct hwt_smmu_cmd *cmd);
 
 /* ---- DMA regions (dma.c) -------------------------------------------------- */
+/* A slot, rewritten under the device lock while others may translate
+ * through it: a sequence lock (seq odd while the fields change). */
 struct hwt__region {
-	_Atomic uint32_t live; /* R_MAP / A_MAP: the fields below are valid */
-	uint64_t iova;
-	uint64_t len;
-	char *va;
+	_Atomic uint32_t seq;
+	_Atomic uint32_t live;
+	_Atomic uint64_t iova;
+	_Atomic uint64_t len;
+	_Atomic(char *) va;
 };
 
 /* The address of [iova, iova + len) if one live region holds it, else NULL.
@@ -111,7 +114,10 @@ struct hwt_smmu_dev {
 	uint32_t cons;        /* WRP | IDX of the next command */
 	uint32_t published;   /* WRP | IDX last stored to CONS */
 	uint32_t cons_ovf;    /* CONS bit 31, kept as found */
-	uint32_t cr0;         /* the CR0 value acted on (A_CR0) */
+	uint32_t cr0;         /* the CR0 value last acted on (A_CR0) */
+	bool on;              /* the queue is enabled (CR0ACK.CMDQEN) */
+	bool check_error;     /* just enabled: a GERROR left unacknowledged? */
+	bool err_pending;     /* CONS.ERR raised, GERRORN not yet seen */
 	bool full_seen;       /* the queue was full at the last PROD read */
 	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */
 	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
@@ -141,12 +147,12 @@ _Static_assert(offsetof(struct hwt_smmu_dev, ctl) - offsetof(struct hwt_smmu_dev
 /* The consumer thread (consumer.c). */
 void *hwt__dev_consumer(void *dev);
 /*
- * Act on CR0.CMDQEN as read by A_CR0 (value cr0): enable reads CMDQ_BASE and
- * CONS and sets up the consumer's view of the queue; both store CR0ACK
- * (R_ACK).  -EINVAL (queue left disabled) if CMDQ_BASE is unset, LOG2SIZE >
- * CMDQS, the base is not aligned to the queue size (at least 32 bytes) or
- * the queue is not inside one DMA region.  On the consumer thread, or with
- * the lock held while no consumer runs.
+ * Act on CR0 as read by A_CR0: enable reads CMDQ_BASE and CONS and sets up
+ * the consumer's view of the queue; both store CR0ACK (R_ACK).  -EINVAL
+ * (acknowledged with CMDQEN 0) if CMDQ_BASE is unset, LOG2SIZE > CMDQS, the
+ * base is not aligned to the queue size (at least 32 bytes) or the queue is
+ * not inside one DMA region.  On the consumer thread, or with the lock held
+ * while no consumer runs.
  */
 int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0);
 

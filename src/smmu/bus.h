@@ -38,12 +38,19 @@ struct hwt__smmu_regs *hwt__bus_regs(struct hwt_smmu_dev *dev);
  * CMDQ_ERR: CONS.ERR set, then GERROR toggled, then this call), while the
  * queue is enabled.  irq may acknowledge from there (hwt__reg_write_gerrorn).
  * A driver that notices CONS.ERR by polling must wait for GERROR ^ GERRORN to
- * show the error before acknowledging it.  -EINVAL, -EBUSY (attached).
+ * show the error before acknowledging it, and must look at GERROR ^ GERRORN
+ * when it enables its queue: an error a previous queue left unacknowledged
+ * is raised again then, with CONS.ERR as the driver reset it (NONE).
+ * -EINVAL, -EBUSY (attached).
  */
 int hwt__bus_attach(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
 		    void *ctx);
-/* Disconnect the GERROR line and detach.  The queue must be disabled
- * (CR0ACK.CMDQEN 0).  -EPERM if owner is not the one attached. */
+/* The owner reconnects its GERROR line (NULL: none), at any time; the
+ * consumer calls the old or the new one.  -EPERM if not the owner. */
+int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
+			    void *ctx);
+/* Disconnect the GERROR line and detach.  -EPERM if owner is not the one
+ * attached, -EBUSY while the queue is enabled (CR0ACK.CMDQEN). */
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
 
 /*
@@ -55,7 +62,10 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
  */
 int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *iova);
 /* Remove the region containing iova.  -ENOENT none, -EBUSY it holds the
- * enabled queue. */
+ * enabled queue (checked under the device's lock: a driver disabling its
+ * queue unmaps it to be sure no racing start re-enabled it).  Memory the
+ * device may still write (an MSI target) can be freed only after a later
+ * CMD_SYNC completed or the queue was disabled, as with a real SMMU. */
 int hwt__bus_dma_unmap(struct hwt_smmu_dev *dev, uint64_t iova);
 /* The address of [iova, iova + len) if one region holds it all, else NULL. */
 void *hwt__bus_dma_va(struct hwt_smmu_dev *dev, uint64_t iova, size_t len);

@@ -9,10 +9,15 @@
  * Queue enable is a handshake, as CR0/CR0ACK are on an SMMUv3: the driver
  * writes CMDQ_BASE, PROD and CONS while CR0.CMDQEN is 0, then sets
  * CR0.CMDQEN (R_CR0); the device acts on it when it runs (at start, or in
- * its loop) and reports it in CR0ACK.CMDQEN (R_ACK).  Clearing CR0.CMDQEN
- * and waiting for CR0ACK.CMDQEN == 0 guarantees that the device no longer
- * reads queue memory nor calls the GERROR line.  A stopped device keeps
- * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".
+ * its loop, paused or not) and reports it in CR0ACK.CMDQEN (R_ACK).  Once a
+ * driver has cleared CR0.CMDQEN and then seen CR0ACK.CMDQEN == 0 under the
+ * device's lock (hwt__bus_dma_unmap of the queue succeeding), the device no
+ * longer reads queue memory nor calls the GERROR line: a start racing the
+ * disable holds that lock until its own acknowledgement is visible.  A
+ * stopped device keeps CR0ACK at 0, so CR0ACK.CMDQEN also answers "is
+ * anybody consuming?".  An enable the device refuses (CMDQ_BASE describes no
+ * queue) makes hwt_smmu_dev_start fail with -EINVAL, or, on a running
+ * device, is acknowledged with CMDQEN 0 and never consumed.
  *
  * Doorbell and events.  A device thread that finds no work spins briefly and
  * then sleeps in futex_wait on the doorbell counter DB; a CONS-polling waiter
@@ -30,7 +35,8 @@
  * writer bumps DB and wakes) or S3 sees the store (the device does not
  * sleep); a bump after S2 makes S4 return at once.  Waiting on a counter
  * that every writer bumps, not on PROD, is what keeps a GERRORN or CR0 write
- * or a stop from being lost between S3 and S4.
+ * from being lost between S3 and S4.  Stop and pause requests are seq_cst
+ * RMWs of the device's ctl word followed by the same DB2/DB3 (S3 reads ctl).
  * EVT uses the same pattern with evt_sleepers (W1/W2 against V1/V2 below).
  */
 #ifndef HWT_SMMU_REGS_H
@@ -60,7 +66,9 @@ struct hwt__smmu_regs {
 	/* Written by the driver, read by the device. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t prod;   /* CMDQ_PROD */
 	_Atomic uint32_t gerrorn;                        /* GERRORN: error acknowledge */
-	_Atomic uint32_t cr0;                            /* CR0: CMDQEN */
+	/* Written by the driver rarely: the device reads cr0 per command from
+	 * a line that producers do not bounce. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t cr0;    /* CR0: CMDQEN */
 	_Atomic uint64_t cmdq_base;                      /* CMDQ_BASE: IOVA | LOG2SIZE */
 
 	/* Written by the device, read by the driver. */
@@ -172,21 +180,34 @@ static inline void hwt__reg_reset_queue(struct hwt__smmu_regs *r, uint64_t base)
 	atomic_store_explicit(&r->cmdq_base, base, memory_order_relaxed);
 }
 
-/* Request CR0 (HWT_SMMU_CR0_*).  R_CR0 (seq_cst, so also a release): pairs
- * with the device's A_CR0, which then sees CMDQ_BASE, PROD and CONS as
- * written before. */
-static inline void hwt__reg_write_cr0(struct hwt__smmu_regs *r, uint32_t v)
+/*
+ * Request CR0 = v (HWT_SMMU_CR0_*) and return the value written: v plus a
+ * write count in bits [31:16] (RES0 on an SMMUv3; only the attached driver
+ * writes CR0).  The count makes every write a change the device acts on,
+ * and CR0ACK echoes it: CR0ACK == the value written means done, the same
+ * count with CMDQEN clear means the enable was refused.  R_CR0 (seq_cst, so
+ * also a release): pairs with the device's A_CR0, which then sees
+ * CMDQ_BASE, PROD and CONS as written before.
+ */
+#define HWT__CR0_SEQ_SHIFT 16
+static inline uint32_t hwt__reg_write_cr0(struct hwt__smmu_regs *r, uint32_t v)
 {
+	uint32_t seq = (atomic_load_explicit(&r->cr0, memory_order_relaxed) >> HWT__CR0_SEQ_SHIFT) + 1;
+
+	v = seq << HWT__CR0_SEQ_SHIFT | (v & ((1u << HWT__CR0_SEQ_SHIFT) - 1));
 	atomic_store_explicit(&r->cr0, v, memory_order_seq_cst);                 /* R_CR0 */
 	hwt__reg_ring(r);
+	return v;
 }
 
-/* CR0ACK.  A_ACK: acquire, pairs with the device's R_ACK: after reading
- * CMDQEN 0 the device's last accesses to queue memory happened before;
- * after reading 1 (or 0 after a stop) the final CONS is visible. */
+/* CR0ACK.  A_ACK: seq_cst, pairs with the device's R_ACK (seq_cst, so that
+ * a disable racing a start is ordered against it, see hwt_smmu_dev_start):
+ * after reading CMDQEN 0 the device's last accesses to queue memory
+ * happened before (and after a stop, the final CONS is visible); after
+ * reading CMDQEN 1 the device has read CMDQ_BASE, PROD and CONS. */
 static inline uint32_t hwt__reg_read_cr0ack(const struct hwt__smmu_regs *r)
 {
-	return atomic_load_explicit(&r->cr0ack, memory_order_acquire);           /* A_ACK */
+	return atomic_load_explicit(&r->cr0ack, memory_order_seq_cst);           /* A_ACK */
 }
 
 /* Does the device run, so that a CR0 write will be acknowledged?  seq_cst:
@@ -212,7 +233,8 @@ static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
  *      the caller's condition
  * `still_waiting` re-reads the condition after W1 (its loads are A_CONS, and
  * seq_cst W1/W2 keep them after W1) so a signal between the caller's check
- * and W1 is not lost.
+ * and W1 is not lost.  A stop stores CR0ACK = 0 (seq_cst) before its SEV, so
+ * checking CR0ACK here after W2 means a stop is never slept through.
  */
 static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout_ns,
 				      bool (*still_waiting)(void *), void *arg)
@@ -222,7 +244,7 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 
 	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
 	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
-	if (still_waiting(arg))
+	if (hwt__reg_cmdq_enabled(r) && still_waiting(arg))
 		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
 	atomic_fetch_sub_explicit(&r->evt_sleepers, 1, memory_order_relaxed);
 	return ret == -ETIMEDOUT ? ret : 0;

@@ -41,8 +41,7 @@ void tq_setup(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n)
 
 void tq_set_gerror_irq(struct tq *t, void (*fn)(void *ctx), void *ctx)
 {
-	ASSERT_OK(hwt__bus_detach(t->dev, t));
-	ASSERT_OK(hwt__bus_attach(t->dev, t, fn, ctx));
+	ASSERT_OK(hwt__bus_set_gerror_irq(t->dev, t, fn, ctx));
 }
 
 void tq_start(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n)

@@ -3,6 +3,7 @@
  * device, detach only by the owner, queue enable and disable through the
  * CR0.CMDQEN / CR0ACK handshake, before start or while the device runs. */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include <hwtune/hwtune.h>
 #include <hwtune/smmu_model.h>
@@ -33,7 +34,7 @@ static struct hwt_cmdq_options quiet_opts(uint64_t timeout_ms)
 	return o;
 }
 
-/* Bounded wait for CR0ACK to read want. */
+/* Bounded wait for CR0ACK to read want (a value hwt__reg_write_cr0 returned). */
 static bool ack_becomes(struct hwt__smmu_regs *r, uint32_t want)
 {
 	uint64_t end = hwt__now_ns() + (uint64_t)(2e9 * hwt_test_scale());
@@ -96,17 +97,17 @@ TEST(queues_come_and_go_on_a_running_device)
 	struct hwt_smmu_dev_stats st;
 
 	ASSERT_OK(hwt_smmu_dev_start(dev)); /* no queue yet: CR0.CMDQEN is 0 */
-	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0);
+	ASSERT_FALSE(hwt__reg_cmdq_enabled(r));
 	for (int i = 0; i < 40; i++) { /* more cycles than the device has DMA slots */
 		struct hwt_cmdq *q;
 
 		o.disable_msipolling = i & 1;
 		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
-		ASSERT_EQ(hwt__reg_read_cr0ack(r), HWT_SMMU_CR0_CMDQEN); /* create waited */
+		ASSERT_TRUE(hwt__reg_cmdq_enabled(r)); /* create waited */
 		ASSERT_OK(hwt_cmdq_sync(q));
 		ASSERT_OK(hwt_cmdq_sync(q));
 		hwt_cmdq_destroy(q);
-		ASSERT_EQ(hwt__reg_read_cr0ack(r), 0); /* destroy waited */
+		ASSERT_FALSE(hwt__reg_cmdq_enabled(r)); /* destroy waited */
 	}
 	hwt_smmu_dev_get_stats(dev, &st);
 	ASSERT_EQ_U64(st.syncs, 80);
@@ -121,7 +122,7 @@ TEST(a_sync_on_a_device_not_started_is_enodev)
 	uint64_t t0;
 
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* enable pending until start */
-	ASSERT_EQ(hwt__reg_read_cr0ack(hwt__bus_regs(dev)), 0);
+	ASSERT_FALSE(hwt__reg_cmdq_enabled(hwt__bus_regs(dev)));
 	t0 = hwt__now_ns();
 	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV);
 	ASSERT_LT(hwt__now_ns() - t0, 4000000000ull); /* well before the 5 s timeout */
@@ -154,6 +155,7 @@ TEST(cr0_handshake_at_the_registers)
 	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
 	void *mem = aligned_alloc(4096, 4096);
 	uint64_t iova;
+	uint32_t v;
 
 	ASSERT_TRUE(mem != NULL);
 	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
@@ -161,17 +163,17 @@ TEST(cr0_handshake_at_the_registers)
 	ASSERT_TRUE(hwt__reg_device_live(r));
 
 	hwt__reg_reset_queue(r, iova | 20); /* LOG2SIZE beyond IDR1.CMDQS */
-	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
-	hwt__sleep_ns(20000000);
-	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0); /* refused */
+	v = hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_TRUE(ack_becomes(r, v & ~HWT_SMMU_CR0_CMDQEN)); /* this write, refused */
+	ASSERT_FALSE(hwt__reg_cmdq_enabled(r));
 
-	hwt__reg_write_cr0(r, 0);
-	hwt__reg_reset_queue(r, iova | 8);
-	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
-	ASSERT_TRUE(ack_becomes(r, HWT_SMMU_CR0_CMDQEN));
+	hwt__reg_reset_queue(r, iova | 8); /* the same CR0 value again: still a new write */
+	v = hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_TRUE(ack_becomes(r, v));
+	ASSERT_TRUE(hwt__reg_cmdq_enabled(r));
 	ASSERT_EQ(hwt__bus_dma_unmap(dev, iova), -EBUSY); /* holds the enabled queue */
-	hwt__reg_write_cr0(r, 0);
-	ASSERT_TRUE(ack_becomes(r, 0));
+	v = hwt__reg_write_cr0(r, 0);
+	ASSERT_TRUE(ack_becomes(r, v));
 	ASSERT_OK(hwt_smmu_dev_stop(dev));
 	ASSERT_FALSE(hwt__reg_device_live(r));
 	ASSERT_OK(hwt__bus_dma_unmap(dev, iova));
@@ -198,9 +200,87 @@ TEST(start_enables_the_queue_cr0_asks_for)
 	hwt__reg_reset_queue(r, iova | 7);
 	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
-	ASSERT_EQ(hwt__reg_read_cr0ack(r), HWT_SMMU_CR0_CMDQEN); /* before start returned */
+	ASSERT_TRUE(hwt__reg_cmdq_enabled(r)); /* before start returned */
 	ASSERT_OK(hwt_smmu_dev_stop(dev));
-	ASSERT_EQ(hwt__reg_read_cr0ack(r), 0);
+	ASSERT_FALSE(hwt__reg_cmdq_enabled(r));
+	hwt_smmu_dev_destroy(dev);
+	free(mem);
+}
+
+/* A paused device still acknowledges CR0: destroy does not time out (and
+ * leak an attached queue), and the next create works. */
+TEST(a_paused_device_acknowledges_queue_disable_and_enable)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt_cmdq_options o = quiet_opts(1000);
+	struct hwt_cmdq *q;
+
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	hwt_cmdq_destroy(q);
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* not -EBUSY: nothing leaked */
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* A disable is acted on between two commands, not after every command the
+ * device has seen: 200 commands of 5 ms each would outlast the timeout. */
+TEST_TIMEOUT(disable_is_acknowledged_between_commands, 30)
+{
+	struct hwt_smmu_dev_config c;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o = quiet_opts(300);
+	static struct hwt_cmdq_cmd cmds[200];
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&c);
+	c.cmd_cost_ns = 5000000;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &c));
+	o.entries_log2 = 8;
+	for (unsigned i = 0; i < 200; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, i);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_cmdq_issue(q, cmds, 200, false));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_LT(st.cmds, 200);
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* not -EBUSY: nothing leaked */
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* A refused enable leaves the consumer idle (asleep on its doorbell), not
+ * retrying the enable in a loop; the driver learns of it at once. */
+TEST(a_refused_enable_is_reported_and_the_device_sleeps)
+{
+	struct hwt_smmu_dev_config c;
+	struct hwt_smmu_dev *dev;
+	struct hwt__smmu_regs *r;
+	struct hwt_smmu_dev_stats s0, s1;
+	void *mem = aligned_alloc(4096, 4096);
+	uint64_t iova;
+	uint32_t v;
+
+	hwt_smmu_dev_config_default(&c);
+	c.spin_ns = 1000;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &c));
+	r = hwt__bus_regs(dev);
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	hwt__reg_reset_queue(r, iova | 20);
+	v = hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_TRUE(ack_becomes(r, v & ~HWT_SMMU_CR0_CMDQEN));
+	hwt_smmu_dev_get_stats(dev, &s0);
+	hwt__sleep_ns(50000000);
+	hwt_smmu_dev_get_stats(dev, &s1);
+	ASSERT_GT(s1.sleeps, s0.sleeps); /* at most 5 ms per sleep: several in 50 ms */
 	hwt_smmu_dev_destroy(dev);
 	free(mem);
 }

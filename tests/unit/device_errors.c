@@ -165,6 +165,37 @@ TEST(error_abt_retries_fetch)
 	free(rec);
 }
 
+/* A pause while an error waits for GERRORN must not end the error: after
+ * resume the device still waits for the acknowledgement (it used to clear
+ * CONS.ERR and run on by itself). */
+TEST(pause_in_error_keeps_waiting_for_the_acknowledgement)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct rec *rec = rec_new();
+	struct tq t;
+	uint64_t dw[2];
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.handler = rec_handler;
+	cfg.handler_ctx = rec;
+	tq_start(&t, &cfg, 4);
+	ASSERT_OK(hwt_smmu_dev_inject(t.dev, HWT_SMMU_FAULT_ABT));
+	tst_cmd_seq(dw, 0);
+	tq_put(&t, dw);
+	tq_publish(&t);
+	ASSERT_EQ(tq_wait_err(&t), HWT_SMMU_CERROR_ABT);
+	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
+	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_sleep_ms(20);
+	ASSERT_EQ(tq_cons_err(&t), HWT_SMMU_CERROR_ABT); /* still in error */
+	ASSERT_EQ(rec_count(rec), 0);
+	tq_ack_errors(&t);
+	ASSERT_TRUE(tq_wait_cons(&t, 1));
+	ASSERT_EQ(rec_count(rec), 1);
+	tq_free(&t);
+	free(rec);
+}
+
 TEST(error_atc_timeout_on_next_sync)
 {
 	struct hwt_smmu_dev_config cfg;
