@@ -56,6 +56,8 @@ endif
 LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
+# Programs (tools/, bench/) see only the public headers, and tools/ for util/.
+PROG_CFLAGS := $(filter-out -Isrc -Itests,$(LIB_CFLAGS)) -Itools
 
 # Library sources: every subsystem directory, plus the one arch directory in use.
 LIB_SRCS := $(filter-out src/arch/%,$(wildcard src/*/*.c)) \
@@ -64,8 +66,11 @@ LIB_ASM := $(wildcard src/arch/$(ARCHDIR)/*.S)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
 
+# tools/util/: helpers of the programs (hwtune and the benches), public API only.
+UTIL_SRCS := $(wildcard tools/util/*.c)
+UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard tools/*.c)
-TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(UTIL_OBJS)
 
 HARNESS_OBJ := $(BUILD)/obj/tests/harness/harness.o
 TEST_SRCS := $(wildcard tests/unit/*.c tests/stress/*.c)
@@ -83,6 +88,9 @@ all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tools/%.o $(BUILD)/obj/bench/%.o: LIB_CFLAGS = $(PROG_CFLAGS)
+$(TOOL_OBJS) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o): $(wildcard tools/*.h tools/util/*.h)
 
 $(BUILD)/obj/%.o: %.S $(HEADERS)
 	@mkdir -p $(dir $@)

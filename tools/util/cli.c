@@ -3,14 +3,17 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *cli_prog = "hwtune";
 
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("hwtune: ", stderr);
+	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
