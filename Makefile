@@ -118,7 +118,7 @@ $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 
 tests: all $(TEST_BINS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libhwtune.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
@@ -137,18 +137,18 @@ $(CMDQ_PEERS): FORCE
 	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch]) $(CMDQ_PEERS) \
-		$(BUILD)/libhwtune.a
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tools/util/*.h) \
+		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
-		(set -x; $(CC) $(CFLAGS_BASE) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
+		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
 	done; \
-	(set -x; $(CC) $(CFLAGS_BASE) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
+	(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
 	(set -x; $(CC) $(STATIC) $(SAN_LD) -o $@ $(BUILD)/obj/bench/bench_cmdq.o $$objs \
-		$(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
+		$(UTIL_OBJS) $(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
 	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})"; done
 
 bench-cmdq: $(BUILD)/bench/bench_cmdq
