@@ -310,16 +310,6 @@ static void usage(FILE *f)
 		   "                  [--producer-cpu N] [--consumer-cpu N] [--timeout-ms N]\n");
 }
 
-/* An unsigned option value within [lo, hi], or exit 2. */
-static unsigned arg_u(const char *opt, const char *v, unsigned lo, unsigned hi)
-{
-	uint64_t x;
-
-	if (!cli_parse_u64(opt, v, lo, hi, &x))
-		exit(CLI_EXIT_USAGE);
-	return (unsigned)x;
-}
-
 static void parse_bursts(struct opts *o, const char *v)
 {
 	char buf[128], *tok, *save = NULL;
@@ -331,24 +321,10 @@ static void parse_bursts(struct opts *o, const char *v)
 			cli_error("--bursts: at most %d", MAX_BURSTS);
 			exit(CLI_EXIT_USAGE);
 		}
-		o->bursts[o->nbursts++] = arg_u("--bursts", tok, 1, MAX_BURST);
+		o->bursts[o->nbursts++] = cli_arg_u("--bursts", tok, 1, MAX_BURST);
 	}
 	if (!o->nbursts)
-		arg_u("--bursts", "", 1, MAX_BURST);
-}
-
-/* The value of option name at argv[*i], or NULL if argv[*i] is another
- * option; exits 2 if the value is missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	const char *v = NULL;
-	bool err = false;
-
-	if (!cli_opt_value(argc, argv, i, name, &v, &err))
-		return NULL;
-	if (err)
-		exit(CLI_EXIT_USAGE);
-	return v;
+		cli_arg_u("--bursts", "", 1, MAX_BURST);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -360,23 +336,23 @@ static void parse(int argc, char **argv, struct opts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *n, *v;
 
-#define OPT(name) (v = opt_value(argc, argv, &i, n = (name)))
+#define OPT(name) (v = cli_opt(argc, argv, &i, n = (name)))
 		if (OPT("--segment-ms"))
-			o->segment_ms = arg_u(n, v, 1, 60000);
+			o->segment_ms = cli_arg_u(n, v, 1, 60000);
 		else if (OPT("--rounds"))
-			o->rounds = arg_u(n, v, 1, 10000);
+			o->rounds = cli_arg_u(n, v, 1, 10000);
 		else if (OPT("--producers"))
-			o->nprod = arg_u(n, v, 1, BENCH_MAX_PROD);
+			o->nprod = cli_arg_u(n, v, 1, BENCH_MAX_PROD);
 		else if (OPT("--entries-log2"))
-			o->log2 = arg_u(n, v, HWT_CMDQ_MIN_SHIFT, 16);
+			o->log2 = cli_arg_u(n, v, HWT_CMDQ_MIN_SHIFT, 16);
 		else if (OPT("--cons-batch"))
-			o->cons_batch = arg_u(n, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX);
+			o->cons_batch = cli_arg_u(n, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX);
 		else if (OPT("--timeout-ms"))
-			o->timeout_ms = arg_u(n, v, 1, 60000);
+			o->timeout_ms = cli_arg_u(n, v, 1, 60000);
 		else if (OPT("--producer-cpu"))
-			o->prod_cpu = (int)arg_u(n, v, 0, HWT_CPU_ID_MAX);
+			o->prod_cpu = (int)cli_arg_u(n, v, 0, HWT_CPU_ID_MAX);
 		else if (OPT("--consumer-cpu"))
-			o->cons_cpu = (int)arg_u(n, v, 0, HWT_CPU_ID_MAX);
+			o->cons_cpu = (int)cli_arg_u(n, v, 0, HWT_CPU_ID_MAX);
 		else if (OPT("--bursts"))
 			parse_bursts(o, v);
 		else if (OPT("--group")) {

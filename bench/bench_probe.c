@@ -15,7 +15,9 @@
  */
 #include <hwtune/hwtune.h>
 
-#include <errno.h>
+#include "util/cli.h"
+#include "util/stats.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static void add(struct series *s, uint64_t x)
 		uint64_t *nv = realloc(s->v, cap * sizeof(*nv));
 
 		if (!nv) {
-			fprintf(stderr, "bench_probe: out of memory\n");
+			cli_error("out of memory");
 			exit(1);
 		}
 		s->v = nv;
@@ -42,26 +44,17 @@ static void add(struct series *s, uint64_t x)
 	s->v[s->n++] = x;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static uint64_t pct(const struct series *s, double q)
-{
-	return s->n ? s->v[(size_t)((double)(s->n - 1) * q + 0.5)] : 0;
-}
-
+/* Sorts the series; nearest-rank percentiles. */
 static void print_series(const char *name, struct series *s, const char *tail)
 {
-	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	struct stat_summary m;
+
+	stat_sort_u64(s->v, s->n);
+	stat_summary_u64(s->v, s->n, &m);
 	printf("\"%s\": {\"n\": %zu, \"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, "
 	       "\"max\": %llu}%s",
-	       name, s->n, (unsigned long long)pct(s, 0), (unsigned long long)pct(s, 0.5),
-	       (unsigned long long)pct(s, 0.9), (unsigned long long)pct(s, 0.99),
-	       (unsigned long long)pct(s, 1.0), tail);
+	       name, s->n, (unsigned long long)m.min, (unsigned long long)m.p50,
+	       (unsigned long long)m.p90, (unsigned long long)m.p99, (unsigned long long)m.max, tail);
 }
 
 struct phase {
@@ -77,7 +70,7 @@ static void run(unsigned flags, unsigned budget_us, struct phase *ph,
 	int e = hwt_misaligned_probe(NULL, &o, &r);
 
 	if (e) {
-		fprintf(stderr, "bench_probe: probe: %s\n", strerror(-e));
+		cli_error("probe: %s", strerror(-e));
 		exit(1);
 	}
 	add(&ph->wall, r.wall_ns);
@@ -93,21 +86,6 @@ static void run(unsigned flags, unsigned budget_us, struct phase *ph,
 		hwt_misaligned_report_free(&r);
 }
 
-static unsigned arg_u(const char *opt, const char *v, unsigned max)
-{
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = v ? strtoul(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x > max) {
-		fprintf(stderr, "bench_probe: %s: invalid value '%s' (expected 0..%u)\n", opt,
-			v ? v : "", max);
-		exit(2);
-	}
-	return (unsigned)x;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned runs = 100, serial_runs = 20, kernel_runs = 5, budget_us = 0;
@@ -116,22 +94,25 @@ int main(int argc, char **argv)
 	int *first_speed = NULL, first_summary = -1;
 	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
 
+	cli_prog = "bench_probe";
 	for (int i = 1; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *n, *v;
 
-		if (!strcmp(argv[i], "--runs"))
-			runs = arg_u("--runs", v, 100000), i++;
-		else if (!strcmp(argv[i], "--serial-runs"))
-			serial_runs = arg_u("--serial-runs", v, 100000), i++;
-		else if (!strcmp(argv[i], "--kernel-runs"))
-			kernel_runs = arg_u("--kernel-runs", v, 10000), i++;
-		else if (!strcmp(argv[i], "--budget-ms"))
-			budget_us = arg_u("--budget-ms", v, 60000) * 1000, i++;
+#define OPT(name) (v = cli_opt(argc, argv, &i, n = (name)))
+		if (OPT("--runs"))
+			runs = cli_arg_u(n, v, 0, 100000);
+		else if (OPT("--serial-runs"))
+			serial_runs = cli_arg_u(n, v, 0, 100000);
+		else if (OPT("--kernel-runs"))
+			kernel_runs = cli_arg_u(n, v, 0, 10000);
+		else if (OPT("--budget-ms"))
+			budget_us = cli_arg_u(n, v, 0, 60000) * 1000;
 		else {
 			fprintf(stderr, "usage: bench_probe [--runs N] [--serial-runs N] "
 					"[--kernel-runs N] [--budget-ms N]\n");
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
+#undef OPT
 	}
 	if (runs == 0)
 		runs = 1;

@@ -24,5 +24,11 @@ bool cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, u
  * advance *i as needed and return true; a missing value is a usage error
  * reported through *err. */
 bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value, bool *err);
+/* The same for programs that exit on bad usage: the value, NULL if argv[*i]
+ * is not this option; a missing value exits with CLI_EXIT_USAGE. */
+const char *cli_opt(int argc, char **argv, int *i, const char *name);
+/* An unsigned value of option opt within [min, max], or exit with
+ * CLI_EXIT_USAGE (after cli_parse_u64's message). */
+unsigned cli_arg_u(const char *opt, const char *s, unsigned min, unsigned max);
 
 #endif
