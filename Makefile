@@ -57,7 +57,7 @@ LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
 # Programs (tools/, bench/) see only the public headers, and tools/ for util/.
-PROG_CFLAGS := $(filter-out -Isrc -Itests,$(LIB_CFLAGS)) -Itools
+PROG_CFLAGS := $(filter-out -Isrc -Itests,$(CFLAGS_BASE)) -Itools
 
 # Library sources: every subsystem directory, plus the one arch directory in use.
 LIB_SRCS := $(filter-out src/arch/%,$(wildcard src/*/*.c)) \

@@ -18,12 +18,15 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* Four lines: ping, pong, one both sides only read while all is well, and
+ * the producer's own.  Writing anything else into the first three on each
+ * trip costs extra line transfers (a slower floor). */
 struct floor_pp {
 	alignas(128) _Atomic uint32_t ping; /* written by the producer */
 	alignas(128) _Atomic uint32_t pong; /* written by the echo */
-	alignas(128) _Atomic int abort;     /* either side gave up */
-	uint32_t seq;                       /* producer-private */
+	alignas(128) _Atomic int abort;     /* written only when a side gives up */
 	uint64_t spin_ns, timeout_ns;
+	alignas(128) uint32_t seq;          /* producer-private */
 };
 
 /* Reset pp (no thread may be using it). */

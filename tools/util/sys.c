@@ -4,24 +4,6 @@
 #include <hwtune/hwtune.h>
 
 #include <errno.h>
-#include <sched.h>
-
-bool util_wait_more(struct util_wait *w)
-{
-	uint64_t t;
-
-	hwt_cpu_relax();
-	if (++w->n % 128)
-		return true;
-	t = util_now_ns();
-	if (!w->t0)
-		w->t0 = t;
-	else if (t - w->t0 > w->timeout_ns)
-		return false;
-	else if (t - w->t0 > w->spin_ns)
-		sched_yield();
-	return true;
-}
 
 int util_thread_start(pthread_t *th, int cpu, void *(*fn)(void *), void *arg)
 {

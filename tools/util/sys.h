@@ -11,7 +11,10 @@
 #ifndef HWT_UTIL_SYS_H
 #define HWT_UTIL_SYS_H
 
+#include <hwtune/cpu.h>
+
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -39,7 +42,24 @@ struct util_wait {
 	uint64_t t0, spin_ns, timeout_ns;
 };
 #define UTIL_WAIT(spin_ns, timeout_ns) ((struct util_wait){ 0, 0, (spin_ns), (timeout_ns) })
-bool util_wait_more(struct util_wait *w);
+/* Inline: called out of line, the wait loops of the floor measured ~40%
+ * slower round trips here. */
+static inline bool util_wait_more(struct util_wait *w)
+{
+	uint64_t t;
+
+	hwt_cpu_relax();
+	if (++w->n % 128)
+		return true;
+	t = util_now_ns();
+	if (!w->t0)
+		w->t0 = t;
+	else if (t - w->t0 > w->timeout_ns)
+		return false;
+	else if (t - w->t0 > w->spin_ns)
+		sched_yield();
+	return true;
+}
 /* The spin budget for a wait on a partner thread: 0 when both share a CPU. */
 static inline uint64_t util_spin_ns(int cpu, int partner_cpu)
 {
