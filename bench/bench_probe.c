@@ -16,6 +16,7 @@
 #include <hwtune/hwtune.h>
 
 #include "util/cli.h"
+#include "util/json.h"
 #include "util/stats.h"
 
 #include <stdint.h>
@@ -44,17 +45,23 @@ static void add(struct series *s, uint64_t x)
 	s->v[s->n++] = x;
 }
 
-/* Sorts the series; nearest-rank percentiles. */
-static void print_series(const char *name, struct series *s, const char *tail)
+/* "name": {"n", "min", "p50", "p90", "p99", "max"} (nearest rank; sorts s). */
+static void print_series(struct json *j, const char *name, struct series *s)
 {
 	struct stat_summary m;
 
 	stat_sort_u64(s->v, s->n);
 	stat_summary_u64(s->v, s->n, &m);
-	printf("\"%s\": {\"n\": %zu, \"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, "
-	       "\"max\": %llu}%s",
-	       name, s->n, (unsigned long long)m.min, (unsigned long long)m.p50,
-	       (unsigned long long)m.p90, (unsigned long long)m.p99, (unsigned long long)m.max, tail);
+	json_nl(j, "    ");
+	json_key(j, name);
+	json_obj(j);
+	json_key(j, "n"), json_u64(j, m.n);
+	json_key(j, "min"), json_u64(j, m.min);
+	json_key(j, "p50"), json_u64(j, m.p50);
+	json_key(j, "p90"), json_u64(j, m.p90);
+	json_key(j, "p99"), json_u64(j, m.p99);
+	json_key(j, "max"), json_u64(j, m.max);
+	json_close(j);
 }
 
 struct phase {
@@ -93,6 +100,7 @@ int main(int argc, char **argv)
 	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
 	int *first_speed = NULL, first_summary = -1;
 	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
+	struct json j;
 
 	cli_prog = "bench_probe";
 	for (int i = 1; i < argc; i++) {
@@ -147,26 +155,46 @@ int main(int argc, char **argv)
 		run(HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SERIAL, 0, &kser, NULL);
 	}
 
-	printf("{\"bench_probe\": {\"version\": \"%s\", \"cpus\": %u, \"budget_us\": %u,\n",
-	       hwt_version(), ncpus, budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
-	printf("  \"default_budget\": {\n    ");
-	print_series("per_cpu_probe_ns", &par.per_cpu, ",\n    ");
-	print_series("per_cpu_samples", &par.samples, ",\n    ");
-	print_series("parallel_wall_ns", &par.wall, ",\n    ");
-	print_series("serial_wall_ns", &ser.wall, ",\n    ");
-	print_series("serial_per_cpu_probe_ns", &ser.per_cpu, "},\n");
-	printf("  \"kernel_window\": {\n    ");
-	print_series("per_cpu_probe_ns", &kpar.per_cpu, ",\n    ");
-	print_series("parallel_wall_ns", &kpar.wall, ",\n    ");
-	print_series("serial_wall_ns", &kser.wall, "},\n");
-	printf("  \"stability\": {\"runs\": %u, \"same_cpu_verdicts\": %u, \"same_summary\": %u, "
-	       "\"first_summary\": \"%s\", \"summaries\": {",
-	       runs, same_cpus, same_summary, hwt_misaligned_speed_name(first_summary));
-	for (int s = 0, n = 0; s <= HWT_MISALIGNED_UNSUPPORTED; s++)
-		if (summary_count[s])
-			printf("%s\"%s\": %u", n++ ? ", " : "", hwt_misaligned_speed_name(s),
-			       summary_count[s]);
-	printf("}}}}\n");
+	json_begin(&j, stdout);
+	json_obj(&j);
+	json_key(&j, "bench_probe");
+	json_obj(&j);
+	json_key(&j, "version"), json_str(&j, hwt_version());
+	json_key(&j, "cpus"), json_u64(&j, ncpus);
+	json_key(&j, "budget_us"), json_u64(&j, budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
+	json_nl(&j, "  ");
+	json_key(&j, "default_budget");
+	json_obj(&j);
+	print_series(&j, "per_cpu_probe_ns", &par.per_cpu);
+	print_series(&j, "per_cpu_samples", &par.samples);
+	print_series(&j, "parallel_wall_ns", &par.wall);
+	print_series(&j, "serial_wall_ns", &ser.wall);
+	print_series(&j, "serial_per_cpu_probe_ns", &ser.per_cpu);
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "kernel_window");
+	json_obj(&j);
+	print_series(&j, "per_cpu_probe_ns", &kpar.per_cpu);
+	print_series(&j, "parallel_wall_ns", &kpar.wall);
+	print_series(&j, "serial_wall_ns", &kser.wall);
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "stability");
+	json_obj(&j);
+	json_key(&j, "runs"), json_u64(&j, runs);
+	json_key(&j, "same_cpu_verdicts"), json_u64(&j, same_cpus);
+	json_key(&j, "same_summary"), json_u64(&j, same_summary);
+	json_key(&j, "first_summary"), json_str(&j, hwt_misaligned_speed_name(first_summary));
+	json_key(&j, "summaries");
+	json_obj(&j);
+	for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
+		if (summary_count[k])
+			json_key(&j, hwt_misaligned_speed_name(k)), json_u64(&j, summary_count[k]);
+	json_close(&j);
+	json_close(&j);
+	json_close(&j);
+	json_close(&j);
+	json_end(&j);
 	free(first_speed);
 	free(par.wall.v), free(par.per_cpu.v), free(par.samples.v);
 	free(ser.wall.v), free(ser.per_cpu.v), free(ser.samples.v);
