@@ -82,8 +82,10 @@ struct impl {
 
 struct seg;
 
+/* Written per element by its producer: on lines of its own (128-byte pairs,
+ * for the adjacent-line prefetch) apart from the flags others poll. */
 struct prod {
-	struct seg *s;
+	alignas(128) struct seg *s;
 	unsigned id;
 	int cpu;
 	uint64_t seq, timed; /* bursts issued in the timed run */
