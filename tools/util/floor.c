@@ -36,6 +36,8 @@ static int give_up(struct floor_pp *pp)
 
 int floor_echo(struct floor_pp *pp)
 {
+	/* relaxed: our own last store, or floor_init()'s (ordered before
+	 * this thread started) */
 	uint32_t last = atomic_load_explicit(&pp->pong, memory_order_relaxed);
 
 	for (;;) {
