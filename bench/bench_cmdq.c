@@ -137,10 +137,13 @@ static void fail(struct seg *s)
 static int put_burst(struct prod *p)
 {
 	struct seg *s = p->s;
+	unsigned b = s->burst, id = p->id;
+	uint64_t seq = p->seq;
 
-	for (unsigned i = 0; i < s->burst; i++)
-		bench_elem_set(&p->e[i], p->id, ++p->seq);
-	return s->im->ops->put(s->im->q, p->id, p->e, s->burst);
+	for (unsigned i = 0; i < b; i++)
+		bench_elem_set(&p->e[i], id, ++seq);
+	p->seq = seq;
+	return s->im->ops->put(s->im->q, id, p->e, b);
 }
 
 static void *producer(void *arg)
