@@ -56,6 +56,8 @@ endif
 LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
+# Programs (tools/, bench/) see only the public headers, and tools/ for util/.
+PROG_CFLAGS := $(filter-out -Isrc -Itests,$(CFLAGS_BASE)) -Itools
 
 # Library sources: every subsystem directory, plus the one arch directory in use.
 LIB_SRCS := $(filter-out src/arch/%,$(wildcard src/*/*.c)) \
@@ -64,8 +66,11 @@ LIB_ASM := $(wildcard src/arch/$(ARCHDIR)/*.S)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
 
+# tools/util/: helpers of the programs (hwtune and the benches), public API only.
+UTIL_SRCS := $(wildcard tools/util/*.c)
+UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard tools/*.c)
-TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(UTIL_OBJS)
 
 # The harness and the helpers tests may use (tests/harness/*.c), as an
 # archive: a test program links only what it uses.  A test object also
@@ -88,6 +93,9 @@ all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tools/%.o $(BUILD)/obj/bench/%.o: LIB_CFLAGS = $(PROG_CFLAGS)
+$(TOOL_OBJS) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o): $(wildcard tools/*.h tools/util/*.h)
 
 $(BUILD)/obj/%.o: %.S $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -119,7 +127,7 @@ $(HARNESS_OBJ): $(HARNESS_OBJS)
 
 tests: all $(TEST_BINS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libhwtune.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
@@ -138,18 +146,18 @@ $(CMDQ_PEERS): FORCE
 	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch]) $(CMDQ_PEERS) \
-		$(BUILD)/libhwtune.a
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tools/util/*.h) \
+		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
-		(set -x; $(CC) $(CFLAGS_BASE) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
+		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
 	done; \
-	(set -x; $(CC) $(CFLAGS_BASE) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
+	(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
 	(set -x; $(CC) $(STATIC) $(SAN_LD) -o $@ $(BUILD)/obj/bench/bench_cmdq.o $$objs \
-		$(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
+		$(UTIL_OBJS) $(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
 	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})"; done
 
 bench-cmdq: $(BUILD)/bench/bench_cmdq

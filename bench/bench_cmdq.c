@@ -2,8 +2,9 @@
 /*
  * hwt_cmdq against peer queues, producer to consumer on different CPUs, as
  * JSON on stdout (a table on stderr).  Every element is one 16-byte command
- * (dw0 = TLBI_NH_VA opcode | producer id << 32, dw1 = sequence number); every
- * consumer calls a no-op handler through a pointer per element.
+ * (TLBI_NH_VA, VMID = producer id, ADDR = page sequence number); every
+ * consumer calls a no-op handler through a pointer per element.  The
+ * queues, hwt_cmdq among them, are behind one interface (peers/peers.h).
  *
  *   flow  completion not awaited.  hwt_cmdq: hwt_cmdq_issue(cmds, B, false);
  *         the software SMMU consumes with dc.handler; one CMD_SYNC ends each
@@ -20,10 +21,10 @@
  * implementation of the group, the order rotated each round (A B C, B C A,
  * ...): this KVM guest's cross-core round trip changes regime for stretches,
  * so ratios hwt/peer are taken within a round, then the median.  A segment:
- * threads created and pinned, warm-up, drain, timed run of --segment-ms,
- * drain.  Elements/s = elements issued in the timed run / (go .. drained).
- * Every wait is bounded (spin, then sched_yield; --timeout-ms).
- * Never run by make check.
+ * consumer and producer threads started and pinned, warm-up, drain, timed
+ * run of --segment-ms, drain.  Elements/s = elements issued in the timed
+ * run / (go .. drained).  Every wait is bounded (spin, then sched_yield;
+ * --timeout-ms).  Never run by make check.
  *
  *   bench_cmdq [--segment-ms N] [--rounds N] [--bursts 1,8,32] [--producers N]
  *              [--group flow|sync|both] [--entries-log2 N] [--cons-batch N]
@@ -32,10 +33,16 @@
 #include <hwtune/hwtune.h>
 
 #include "peers/peers.h"
+#include "util/cli.h"
+#include "util/floor.h"
+#include "util/json.h"
+#include "util/queue.h"
+#include "util/stats.h"
+#include "util/sys.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,98 +50,59 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_PROD 8
 #define MAX_BURST 64
-#define CONS_BURST 32 /* ring consumers dequeue up to this per call */
 #define MAX_IMPLS 12
 #define MAX_BURSTS 8
-#define SPINS 2000 /* relax hints between yields */
+#define WARM_ELEMS 2048
 #define FLOOR_ITERS 400
 #define FLOOR_CHUNKS 5
-#define OPC_TLBI_NH_VA 0x12u
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Bounded wait: call when the condition is still false; false once
- * timeout_ns passed since the first yield. */
-struct wait {
-	unsigned spins;
-	uint64_t deadline;
-};
-
-static bool wait_more(struct wait *w, uint64_t timeout_ns)
-{
-	uint64_t t;
-
-	if (++w->spins < SPINS) {
-		hwt_cpu_relax();
-		return true;
-	}
-	w->spins = 0;
-	sched_yield();
-	t = now_ns();
-	if (!w->deadline)
-		w->deadline = t + timeout_ns;
-	return t < w->deadline;
-}
-
-static int noop_handler(void *ctx, const uint64_t dw[2])
-{
-	(void)ctx, (void)dw;
-	return HWT_SMMU_CERROR_NONE;
-}
 
 enum group { G_FLOW, G_SYNC };
 static const char *const group_name[] = { "flow", "sync" };
 
-struct impl {
-	char name[32];
-	enum group group;
-	const struct bench_queue_ops *ops; /* NULL: hwt_cmdq */
-	struct hwt_cmdq *q;
-	struct hwt_smmu_dev *dev;
-	bool sync; /* hwt: CMD_SYNC per burst */
-	void *ring;
-	char what[512];
-	double *rate; /* [burst index][round] */
+/* Every queue compiled in, the one under test first. */
+static const struct bench_queue_ops *const queues[] = {
+	&bench_hwt_ops,
+#ifdef HAVE_DPDK
+	&bench_dpdk_ops,
+#endif
+#ifdef HAVE_CK
+	&bench_ck_ops,
+#endif
+	&bench_mutex_ops,
 };
 
-struct done_line {
-	_Alignas(128) _Atomic uint64_t v; /* consumer's last seq of a producer */
+struct impl {
+	struct bench_queue_desc d;
+	enum group group;
+	const struct bench_queue_ops *ops;
+	void *q;
+	double *rate; /* [burst index][round] */
 };
 
 struct seg;
 
+/* Written per element by its producer: on lines of its own (128-byte pairs,
+ * for the adjacent-line prefetch) apart from the flags others poll. */
 struct prod {
-	struct seg *s;
+	alignas(128) struct seg *s;
 	unsigned id;
 	int cpu;
 	uint64_t seq, timed; /* bursts issued in the timed run */
 	int err;
 	pthread_t th;
-	_Alignas(64) uint64_t cmds[MAX_BURST][2];
+	alignas(64) struct bench_elem e[MAX_BURST];
 };
 
 struct seg {
 	struct impl *im;
 	unsigned burst, nprod, warm;
-	bool awaited;
-	uint64_t timeout_ns;
-	int (*handler)(void *ctx, const uint64_t dw[2]);
-	_Alignas(128) _Atomic int go;
-	_Alignas(128) _Atomic int stop; /* producers stop */
-	_Atomic int cons_stop;
+	uint64_t timeout_ns, spin_ns;
+	alignas(128) _Atomic int go;
+	alignas(128) _Atomic int stop; /* producers stop */
 	_Atomic int failed;
-	_Atomic int bad; /* a ring consumer saw a sequence gap */
 	_Atomic unsigned ready;
-	struct done_line done[MAX_PROD];
-	struct prod p[MAX_PROD];
+	struct prod p[BENCH_MAX_PROD];
 };
 
 struct opts {
@@ -142,6 +110,16 @@ struct opts {
 	unsigned bursts[MAX_BURSTS], nbursts;
 	bool flow, sync;
 	int prod_cpu, cons_cpu;
+};
+
+struct bench {
+	struct opts o;
+	int prod_cpu[BENCH_MAX_PROD], cons_cpu;
+	uint64_t spin_ns; /* of every wait: 0 when a producer shares the consumer's CPU */
+	struct seg *s;
+	struct impl im[MAX_IMPLS];
+	unsigned nimpl;
+	double *floor_ns; /* [group][burst][round] */
 };
 
 static bool failed(struct seg *s)
@@ -154,123 +132,39 @@ static void fail(struct seg *s)
 	atomic_store_explicit(&s->failed, 1, memory_order_relaxed);
 }
 
-static int start_pinned(pthread_t *th, int cpu, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int err;
-
-	pthread_attr_init(&attr);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	err = pthread_create(th, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return -err;
-}
-
-static int pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/* --- ring consumer ------------------------------------------------------ */
-
-static void *ring_consumer(void *arg)
-{
-	struct seg *s = arg;
-	const struct bench_queue_ops *ops = s->im->ops;
-	struct bench_elem buf[CONS_BURST];
-	uint64_t last[MAX_PROD] = { 0 };
-	unsigned spins = 0;
-
-	for (;;) {
-		unsigned n = ops->dequeue(s->im->ring, buf, CONS_BURST), seen = 0;
-
-		if (!n) {
-			/* stop comes after the drain: nothing is left behind */
-			if (atomic_load_explicit(&s->cons_stop, memory_order_acquire) || failed(s))
-				break;
-			if (!ops->blocks && ++spins >= SPINS) {
-				spins = 0;
-				sched_yield();
-			} else if (!ops->blocks) {
-				hwt_cpu_relax();
-			}
-			continue;
-		}
-		spins = 0;
-		for (unsigned i = 0; i < n; i++) {
-			unsigned id = (unsigned)(buf[i].dw[0] >> 32) & (MAX_PROD - 1);
-
-			s->handler(NULL, buf[i].dw);
-			if (buf[i].dw[1] != last[id] + 1) { /* lost, doubled or reordered */
-				atomic_store_explicit(&s->bad, 1, memory_order_relaxed);
-				fail(s);
-			}
-			last[id] = buf[i].dw[1];
-			seen |= 1u << id;
-		}
-		for (unsigned id = 0; seen; id++, seen >>= 1)
-			if (seen & 1)
-				atomic_store_explicit(&s->done[id].v, last[id], memory_order_release);
-	}
-	return NULL;
-}
-
-/* --- producers ---------------------------------------------------------- */
+/* --- producers and segments ------------------------------------------------ */
 
 static int put_burst(struct prod *p)
 {
 	struct seg *s = p->s;
-	struct impl *im = s->im;
-	unsigned b = s->burst, k = 0;
-	struct wait w = { 0, 0 };
+	unsigned b = s->burst, id = p->id;
+	uint64_t seq = p->seq;
 
 	for (unsigned i = 0; i < b; i++)
-		p->cmds[i][1] = ++p->seq;
-	if (!im->ops)
-		return hwt_cmdq_issue(im->q, (const uint64_t(*)[2])p->cmds, b, im->sync);
-	while (k < b) {
-		unsigned n = im->ops->enqueue(im->ring, (const struct bench_elem *)p->cmds[k], b - k);
-
-		k += n;
-		if (k < b && !n &&
-		    (im->ops->blocks ? ++w.spins > s->timeout_ns / 1000000 /* 1 ms waits */
-				     : !wait_more(&w, s->timeout_ns)))
-			return -ETIMEDOUT;
-		if (failed(s))
-			return -ECANCELED;
-	}
-	if (s->awaited) {
-		w = (struct wait){ 0, 0 };
-		while (atomic_load_explicit(&s->done[p->id].v, memory_order_acquire) < p->seq)
-			if (!wait_more(&w, s->timeout_ns))
-				return -ETIMEDOUT;
-	}
-	return 0;
+		bench_elem_set(&p->e[i], id, ++seq);
+	p->seq = seq;
+	return s->im->ops->put(s->im->q, id, p->e, b);
 }
 
 static void *producer(void *arg)
 {
 	struct prod *p = arg;
 	struct seg *s = p->s;
-	struct wait w = { 0, 0 };
+	struct util_wait w = UTIL_WAIT(s->spin_ns, s->timeout_ns);
 	uint64_t n = 0;
 
 	for (unsigned i = 0; i < s->warm && !p->err; i++)
 		p->err = put_burst(p);
+	/* release: pairs with the main thread's acquire load of ready in
+	 * segment(), which then drains (it reads what the puts recorded) */
 	atomic_fetch_add_explicit(&s->ready, 1, memory_order_release);
 	if (p->err) {
 		fail(s);
 		return NULL;
 	}
+	/* acquire: pairs with the main thread's release store of go */
 	while (!atomic_load_explicit(&s->go, memory_order_acquire))
-		if (failed(s) || !wait_more(&w, s->timeout_ns)) {
+		if (failed(s) || !util_wait_more(&w)) {
 			p->err = failed(s) ? -ECANCELED : -ETIMEDOUT;
 			fail(s);
 			return NULL;
@@ -287,72 +181,32 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-/* Everything issued so far has been consumed. */
-static int drain(struct seg *s)
-{
-	struct impl *im = s->im;
-
-	if (!im->ops)
-		return im->sync ? 0 : hwt_cmdq_sync(im->q);
-	for (unsigned i = 0; i < s->nprod; i++) {
-		struct wait w = { 0, 0 };
-
-		while (atomic_load_explicit(&s->done[i].v, memory_order_acquire) < s->p[i].seq)
-			if (failed(s) || !wait_more(&w, s->timeout_ns))
-				return -ETIMEDOUT;
-	}
-	return 0;
-}
-
-struct bench {
-	struct opts o;
-	int prod_cpu[MAX_PROD], cons_cpu;
-	struct seg *s;
-	struct impl im[MAX_IMPLS];
-	unsigned nimpl;
-	struct hwt_smmu_dev *dev[2]; /* MSI polling, CONS polling */
-	struct hwt_cmdq *q[2];
-	double *floor_ns; /* [group][burst][round] */
-};
-
 /* One segment of im at burst b: elements/s, or a negative errno. */
 static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate)
 {
+	const struct bench_queue_ops *ops = im->ops;
 	struct seg *s = bn->s;
-	pthread_t cons;
-	bool have_cons = false;
-	struct wait w = { 0, 0 };
+	struct util_wait w = UTIL_WAIT(bn->spin_ns, (uint64_t)bn->o.timeout_ms * 1000000u);
 	uint64_t t0, t1, total = 0;
 	struct timespec d = { (time_t)(bn->o.segment_ms / 1000),
 			      (long)(bn->o.segment_ms % 1000) * 1000000 };
-	int err = 0;
 	unsigned started = 0;
-	struct hwt_smmu_dev_stats st0, st1;
+	int err, end_err;
 
 	s->im = im;
 	s->burst = b;
 	s->nprod = bn->o.nprod;
-	s->awaited = im->group == G_SYNC;
-	s->warm = (2048 + b - 1) / b;
+	s->warm = (WARM_ELEMS + b - 1) / b;
 	s->timeout_ns = (uint64_t)bn->o.timeout_ms * 1000000u;
-	s->handler = noop_handler;
+	s->spin_ns = bn->spin_ns;
 	/* threads start after these stores (pthread_create orders them) */
 	atomic_store_explicit(&s->go, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->cons_stop, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->failed, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->bad, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->ready, 0, memory_order_relaxed);
-	for (unsigned i = 0; i < MAX_PROD; i++)
-		atomic_store_explicit(&s->done[i].v, 0, memory_order_relaxed);
-	if (!im->ops)
-		hwt_smmu_dev_get_stats(im->dev, &st0);
-	if (im->ops) {
-		err = start_pinned(&cons, bn->cons_cpu, ring_consumer, s);
-		if (err)
-			return err;
-		have_cons = true;
-	}
+	err = ops->begin(im->q, s->nprod, &s->failed);
+	if (err)
+		return err;
 	for (unsigned i = 0; i < s->nprod; i++) {
 		struct prod *p = &s->p[i];
 
@@ -361,24 +215,23 @@ static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate)
 		p->cpu = bn->prod_cpu[i];
 		p->seq = p->timed = 0;
 		p->err = 0;
-		for (unsigned k = 0; k < MAX_BURST; k++)
-			p->cmds[k][0] = OPC_TLBI_NH_VA | (uint64_t)i << 32;
-		err = start_pinned(&p->th, p->cpu, producer, p);
+		err = util_thread_start(&p->th, p->cpu, producer, p);
 		if (err) {
 			fail(s);
 			break;
 		}
 		started++;
 	}
+	/* acquire: pairs with each producer's release increment of ready */
 	while (!err && atomic_load_explicit(&s->ready, memory_order_acquire) < s->nprod)
-		if (failed(s) || !wait_more(&w, s->timeout_ns))
+		if (failed(s) || !util_wait_more(&w))
 			err = -ETIMEDOUT;
 	if (!err && !failed(s))
-		err = drain(s); /* the warm-up */
-	t0 = now_ns();
+		err = ops->drain(im->q); /* the warm-up */
+	t0 = util_now_ns();
 	if (err)
 		fail(s);
-	else
+	else /* release: pairs with the producers' acquire load of go */
 		atomic_store_explicit(&s->go, 1, memory_order_release);
 	if (!err)
 		nanosleep(&d, NULL);
@@ -390,204 +243,46 @@ static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate)
 		total += s->p[i].timed * b;
 	}
 	if (!err)
-		err = drain(s);
-	t1 = now_ns();
-	atomic_store_explicit(&s->cons_stop, 1, memory_order_release);
+		err = ops->drain(im->q);
+	t1 = util_now_ns();
 	if (err)
 		fail(s);
-	if (have_cons)
-		pthread_join(cons, NULL);
-	if (!err && atomic_load_explicit(&s->bad, memory_order_relaxed))
-		err = -EPROTO;
-	if (!err && !im->ops) {
-		uint64_t issued = 0;
-
-		hwt_smmu_dev_get_stats(im->dev, &st1);
-		for (unsigned i = 0; i < s->nprod; i++)
-			issued += s->p[i].seq;
-		if (st1.cmds - st0.cmds - (st1.syncs - st0.syncs) != issued)
-			err = -EPROTO; /* the device executed another count */
-	}
+	end_err = ops->end(im->q);
+	if (!err)
+		err = end_err;
 	*rate = err ? 0 : (double)total * 1e9 / (double)(t1 - t0);
 	return err;
 }
 
-/* --- floor: two-line ping-pong between producer 0's CPU and the consumer's */
+/* --- setup ----------------------------------------------------------------- */
 
-struct pp {
-	_Alignas(128) _Atomic uint64_t ping;
-	_Alignas(128) _Atomic uint64_t pong;
-	_Atomic int fail;
-	uint64_t timeout_ns;
-};
-
-static void *echo(void *arg)
-{
-	struct pp *pp = arg;
-
-	for (uint64_t i = 1; i <= FLOOR_ITERS * FLOOR_CHUNKS; i++) {
-		struct wait w = { 0, 0 };
-
-		while (atomic_load_explicit(&pp->ping, memory_order_acquire) != i)
-			if (atomic_load_explicit(&pp->fail, memory_order_relaxed) ||
-			    !wait_more(&w, pp->timeout_ns)) {
-				atomic_store_explicit(&pp->fail, 1, memory_order_relaxed);
-				return NULL;
-			}
-		atomic_store_explicit(&pp->pong, i, memory_order_release);
-	}
-	return NULL;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, unsigned n)
-{
-	double t[256];
-
-	if (!n)
-		return 0;
-	if (n > 256)
-		n = 256;
-	memcpy(t, v, n * sizeof(*t));
-	qsort(t, n, sizeof(*t), cmp_d);
-	return n & 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
-/* Round trip in ns (median of chunk means), 0 on failure. */
-static double floor_ns(struct bench *bn)
-{
-	static struct pp pp;
-	double chunk[FLOOR_CHUNKS];
-	pthread_t th;
-	uint64_t i = 0;
-
-	atomic_store_explicit(&pp.ping, 0, memory_order_relaxed);
-	atomic_store_explicit(&pp.pong, 0, memory_order_relaxed);
-	atomic_store_explicit(&pp.fail, 0, memory_order_relaxed);
-	pp.timeout_ns = (uint64_t)bn->o.timeout_ms * 1000000u;
-	if (start_pinned(&th, bn->cons_cpu, echo, &pp))
-		return 0;
-	for (unsigned c = 0; c < FLOOR_CHUNKS; c++) {
-		uint64_t t0 = now_ns();
-
-		for (unsigned k = 0; k < FLOOR_ITERS; k++) {
-			struct wait w = { 0, 0 };
-
-			atomic_store_explicit(&pp.ping, ++i, memory_order_release);
-			while (atomic_load_explicit(&pp.pong, memory_order_acquire) != i)
-				if (atomic_load_explicit(&pp.fail, memory_order_relaxed) ||
-				    !wait_more(&w, pp.timeout_ns)) {
-					atomic_store_explicit(&pp.fail, 1, memory_order_relaxed);
-					pthread_join(th, NULL);
-					return 0;
-				}
-		}
-		chunk[c] = (double)(now_ns() - t0) / FLOOR_ITERS;
-	}
-	pthread_join(th, NULL);
-	return median(chunk, FLOOR_CHUNKS);
-}
-
-/* --- setup ---------------------------------------------------------------- */
-
-static int make_hwt(struct bench *bn, bool cons_poll, struct hwt_smmu_dev **dev,
-		    struct hwt_cmdq **q)
-{
-	struct hwt_smmu_dev_config dc;
-	struct hwt_cmdq_options qo;
-	struct hwt_cmdq_info info;
-	int err;
-
-	hwt_smmu_dev_config_default(&dc);
-	dc.idr0 = HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC;
-	if (bn->o.log2 > dc.cmdqs)
-		dc.cmdqs = bn->o.log2;
-	dc.cpu = bn->cons_cpu;
-	dc.cons_batch = bn->o.cons_batch;
-	dc.handler = noop_handler;
-	err = hwt_smmu_dev_create(dev, &dc);
-	if (err)
-		return err;
-	hwt_cmdq_options_default(&qo); /* -EINVAL for a bad env value: overridden below */
-	qo.entries_log2 = bn->o.log2;
-	qo.disable_msipolling = cons_poll;
-	qo.auto_poll = false;
-	qo.timeout_ns = (uint64_t)bn->o.timeout_ms * 1000000u;
-	err = hwt_cmdq_create(q, *dev, &qo);
-	if (!err)
-		err = hwt_smmu_dev_start(*dev);
-	if (!err) {
-		hwt_cmdq_info(*q, &info);
-		if (info.msipolling == cons_poll)
-			err = -EINVAL;
-	}
-	return err;
-}
-
-static struct impl *add_impl(struct bench *bn, const char *name, enum group g,
-			     const struct bench_queue_ops *ops)
+static void add_impl(struct bench *bn, enum group g, const struct bench_queue_ops *ops,
+		     unsigned variant)
 {
 	struct impl *im = &bn->im[bn->nimpl++];
+	struct bench_queue_cfg cfg = {
+		.log2 = bn->o.log2,
+		.cons_cpu = bn->cons_cpu,
+		.cons_batch = bn->o.cons_batch,
+		.timeout_ns = (uint64_t)bn->o.timeout_ms * 1000000u,
+		.await = g == G_SYNC,
+		.variant = variant,
+		.handler = util_noop_handler,
+	};
+	int err;
 
-	snprintf(im->name, sizeof(im->name), "%s", name);
 	im->group = g;
 	im->ops = ops;
 	im->rate = calloc((size_t)bn->o.nbursts * bn->o.rounds, sizeof(*im->rate));
 	if (!im->rate) {
-		fprintf(stderr, "bench_cmdq: out of memory\n");
+		cli_error("out of memory");
 		exit(1);
 	}
-	return im;
-}
-
-static void add_peers(struct bench *bn, enum group g)
-{
-	static const struct bench_queue_ops *const peers[] = {
-#ifdef HAVE_DPDK
-		&bench_dpdk_ops,
-#endif
-#ifdef HAVE_CK
-		&bench_ck_ops,
-#endif
-		&bench_mutex_ops,
-	};
-
-	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
-		char name[32];
-		struct impl *im;
-
-		snprintf(name, sizeof(name), "%s%s", peers[i]->name, g == G_SYNC ? "_await" : "");
-		im = add_impl(bn, name, g, peers[i]);
-		snprintf(im->what, sizeof(im->what),
-			 "%s; consumer thread: dequeue up to %u, no-op handler per element, "
-			 "publishes each producer's last seq (release)%s",
-			 peers[i]->detail, CONS_BURST,
-			 g == G_SYNC ? "; producer waits for its burst's last seq after each burst"
-				     : "; completion not awaited, drain timed");
-		if (peers[i]->create(&im->ring, bn->o.log2)) {
-			fprintf(stderr, "bench_cmdq: %s: create failed\n", peers[i]->name);
-			exit(1);
-		}
+	err = ops->create(ops, &cfg, &im->q, &im->d);
+	if (err) {
+		cli_error("%s: cannot create: %s", im->d.name, strerror(-err));
+		exit(1);
 	}
-}
-
-/* --- output ---------------------------------------------------------------- */
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			putchar('\\');
-		putchar(*s);
-	}
-	putchar('"');
 }
 
 static void cpu_model(char *buf, size_t len)
@@ -611,21 +306,6 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-static unsigned arg_u(const char *opt, const char *v, unsigned lo, unsigned hi)
-{
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = v ? strtoul(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x < lo || x > hi) {
-		fprintf(stderr, "bench_cmdq: %s: invalid value '%s' (expected %u..%u)\n", opt,
-			v ? v : "", lo, hi);
-		exit(2);
-	}
-	return (unsigned)x;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_cmdq [--segment-ms N] [--rounds N] [--bursts 1,8,32] "
@@ -635,6 +315,23 @@ static void usage(FILE *f)
 		   "                  [--producer-cpu N] [--consumer-cpu N] [--timeout-ms N]\n");
 }
 
+static void parse_bursts(struct opts *o, const char *v)
+{
+	char buf[128], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	o->nbursts = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nbursts == MAX_BURSTS) {
+			cli_error("--bursts: at most %d", MAX_BURSTS);
+			exit(CLI_EXIT_USAGE);
+		}
+		o->bursts[o->nbursts++] = cli_arg_u("--bursts", tok, 1, MAX_BURST);
+	}
+	if (!o->nbursts)
+		cli_arg_u("--bursts", "", 1, MAX_BURST);
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .segment_ms = 15, .rounds = 7, .nprod = 1, .log2 = 8,
@@ -642,91 +339,235 @@ static void parse(int argc, char **argv, struct opts *o)
 			    .nbursts = 3, .flow = true, .sync = true,
 			    .prod_cpu = -1, .cons_cpu = -1 };
 	for (int i = 1; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		const char *a = argv[i];
+		const char *a = argv[i], *n, *v;
 
-		if (!strcmp(a, "--segment-ms"))
-			o->segment_ms = arg_u(a, v, 1, 60000), i++;
-		else if (!strcmp(a, "--rounds"))
-			o->rounds = arg_u(a, v, 1, 256), i++;
-		else if (!strcmp(a, "--producers"))
-			o->nprod = arg_u(a, v, 1, MAX_PROD), i++;
-		else if (!strcmp(a, "--entries-log2"))
-			o->log2 = arg_u(a, v, HWT_CMDQ_MIN_SHIFT, 16), i++;
-		else if (!strcmp(a, "--cons-batch"))
-			o->cons_batch = arg_u(a, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX), i++;
-		else if (!strcmp(a, "--timeout-ms"))
-			o->timeout_ms = arg_u(a, v, 1, 60000), i++;
-		else if (!strcmp(a, "--producer-cpu"))
-			o->prod_cpu = (int)arg_u(a, v, 0, HWT_CPU_ID_MAX), i++;
-		else if (!strcmp(a, "--consumer-cpu"))
-			o->cons_cpu = (int)arg_u(a, v, 0, HWT_CPU_ID_MAX), i++;
-		else if (!strcmp(a, "--group") && v) {
+#define OPT(name) (v = cli_opt(argc, argv, &i, n = (name)))
+		if (OPT("--segment-ms"))
+			o->segment_ms = cli_arg_u(n, v, 1, 60000);
+		else if (OPT("--rounds"))
+			o->rounds = cli_arg_u(n, v, 1, 10000);
+		else if (OPT("--producers"))
+			o->nprod = cli_arg_u(n, v, 1, BENCH_MAX_PROD);
+		else if (OPT("--entries-log2"))
+			o->log2 = cli_arg_u(n, v, HWT_CMDQ_MIN_SHIFT, 16);
+		else if (OPT("--cons-batch"))
+			o->cons_batch = cli_arg_u(n, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX);
+		else if (OPT("--timeout-ms"))
+			o->timeout_ms = cli_arg_u(n, v, 1, 60000);
+		else if (OPT("--producer-cpu"))
+			o->prod_cpu = (int)cli_arg_u(n, v, 0, HWT_CPU_ID_MAX);
+		else if (OPT("--consumer-cpu"))
+			o->cons_cpu = (int)cli_arg_u(n, v, 0, HWT_CPU_ID_MAX);
+		else if (OPT("--bursts"))
+			parse_bursts(o, v);
+		else if (OPT("--group")) {
 			o->flow = !strcmp(v, "flow") || !strcmp(v, "both");
 			o->sync = !strcmp(v, "sync") || !strcmp(v, "both");
 			if (!o->flow && !o->sync) {
-				fprintf(stderr, "bench_cmdq: --group: invalid value '%s' "
-						"(expected flow, sync or both)\n", v);
-				exit(2);
+				cli_error("--group: invalid value '%s' (expected flow, sync or both)", v);
+				exit(CLI_EXIT_USAGE);
 			}
-			i++;
-		} else if (!strcmp(a, "--bursts") && v) {
-			char buf[128], *tok, *save = NULL;
-
-			snprintf(buf, sizeof(buf), "%s", v);
-			o->nbursts = 0;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				if (o->nbursts == MAX_BURSTS) {
-					fprintf(stderr, "bench_cmdq: --bursts: at most %d\n", MAX_BURSTS);
-					exit(2);
-				}
-				o->bursts[o->nbursts++] = arg_u(a, tok, 1, MAX_BURST);
-			}
-			if (!o->nbursts)
-				arg_u(a, "", 1, MAX_BURST);
-			i++;
 		} else {
 			bool help = !strcmp(a, "--help") || !strcmp(a, "-h");
 
 			usage(help ? stdout : stderr);
-			exit(help ? 0 : 2);
+			exit(help ? 0 : CLI_EXIT_USAGE);
 		}
+#undef OPT
 	}
 	for (unsigned i = 0; i < o->nbursts; i++)
 		if (o->bursts[i] + 1 > (1u << o->log2) / 2) {
-			fprintf(stderr, "bench_cmdq: burst %u too big for 2^%u entries\n",
-				o->bursts[i], o->log2);
-			exit(2);
+			cli_error("burst %u too big for 2^%u entries", o->bursts[i], o->log2);
+			exit(CLI_EXIT_USAGE);
 		}
 }
 
 static void pick_cpus(struct bench *bn)
 {
-	struct hwt_cpus a = HWT_CPUS_INIT;
-	unsigned k = 0;
-	int err = hwt_cpu_allowed(&a);
+	int bad, err = util_cpu_pick(bn->o.cons_cpu, bn->o.prod_cpu, bn->o.nprod, &bn->cons_cpu,
+				     bn->prod_cpu, &bad);
 
-	if (err || !a.n) {
-		fprintf(stderr, "bench_cmdq: allowed CPUs: %s\n", strerror(err ? -err : ENOENT));
+	if (bad != UTIL_CPU_OK) {
+		cli_error("--%s-cpu: invalid value '%d' (not an allowed CPU)",
+			  bad == UTIL_CPU_BAD_DEV ? "consumer" : "producer",
+			  bad == UTIL_CPU_BAD_DEV ? bn->o.cons_cpu : bn->o.prod_cpu);
+		exit(CLI_EXIT_USAGE);
+	}
+	if (err) {
+		cli_error("allowed CPUs: %s", strerror(-err));
 		exit(1);
 	}
-	bn->cons_cpu = bn->o.cons_cpu >= 0 ? bn->o.cons_cpu : a.cpu[a.n - 1];
-	for (unsigned i = 0; i < bn->o.nprod; i++) {
-		if (i == 0 && bn->o.prod_cpu >= 0) {
-			bn->prod_cpu[0] = bn->o.prod_cpu;
-			continue;
-		}
-		/* round robin over the other allowed CPUs (the consumer's if alone) */
-		for (unsigned tries = 0; tries < a.n; tries++) {
-			int c = a.cpu[k++ % a.n];
+	bn->spin_ns = UTIL_SPIN_NS;
+	for (unsigned i = 0; i < bn->o.nprod; i++)
+		if (!util_spin_ns(bn->prod_cpu[i], bn->cons_cpu))
+			bn->spin_ns = 0;
+}
 
-			if (c != bn->cons_cpu || a.n == 1) {
-				bn->prod_cpu[i] = c;
-				break;
-			}
-		}
+/* --- output ---------------------------------------------------------------- */
+
+/* "elements_per_s" and "ratios" of one group and burst. */
+static void print_case(struct json *j, struct bench *bn, enum group g, unsigned bi)
+{
+	const double *fl = &bn->floor_ns[((size_t)g * bn->o.nbursts + bi) * bn->o.rounds];
+	unsigned rounds = bn->o.rounds, far = 0;
+	double fmin = 0, *q = calloc(rounds, sizeof(*q));
+
+	if (!q) {
+		cli_error("out of memory");
+		exit(1);
 	}
-	hwt_cpus_free(&a);
+	for (unsigned r = 0; r < rounds; r++)
+		if (fl[r] > 0 && (!fmin || fl[r] < fmin))
+			fmin = fl[r];
+	for (unsigned r = 0; r < rounds; r++)
+		far += fl[r] > 3 * fmin;
+	json_nl(j, "    ");
+	json_obj(j);
+	json_key(j, "group"), json_str(j, group_name[g]);
+	json_key(j, "burst"), json_u64(j, bn->o.bursts[bi]);
+	json_key(j, "floor_ns");
+	json_arr(j);
+	for (unsigned r = 0; r < rounds; r++)
+		json_fixed(j, fl[r], 0);
+	json_close(j);
+	json_key(j, "far_rounds"), json_u64(j, far);
+	json_nl(j, "      ");
+	json_key(j, "elements_per_s");
+	json_obj(j);
+	for (unsigned i = 0; i < bn->nimpl; i++) {
+		const struct impl *im = &bn->im[i];
+		const double *v = &im->rate[bi * rounds];
+		double lo = v[0], hi = v[0];
+
+		if (im->group != g)
+			continue;
+		for (unsigned r = 1; r < rounds; r++) {
+			lo = v[r] < lo ? v[r] : lo;
+			hi = v[r] > hi ? v[r] : hi;
+		}
+		json_nl(j, "        ");
+		json_key(j, im->d.name);
+		json_obj(j);
+		json_key(j, "p50"), json_fixed(j, stat_median(v, rounds), 0);
+		json_key(j, "min"), json_fixed(j, lo, 0);
+		json_key(j, "max"), json_fixed(j, hi, 0);
+		json_key(j, "segments");
+		json_arr(j);
+		for (unsigned r = 0; r < rounds; r++)
+			json_fixed(j, v[r], 0);
+		json_close(j);
+		json_close(j);
+	}
+	json_close(j);
+	json_nl(j, "      ");
+	json_key(j, "ratios");
+	json_arr(j);
+	for (unsigned i = 0; i < bn->nimpl; i++)
+		for (unsigned k = 0; k < bn->nimpl; k++) {
+			const struct impl *a = &bn->im[i], *p = &bn->im[k];
+			unsigned wins = 0;
+			double med;
+
+			if (a->group != g || p->group != g || !a->ops->subject || p->ops->subject)
+				continue;
+			for (unsigned r = 0; r < rounds; r++) {
+				q[r] = a->rate[bi * rounds + r] / p->rate[bi * rounds + r];
+				wins += q[r] > 1;
+			}
+			med = stat_median(q, rounds);
+			json_nl(j, "        ");
+			json_obj(j);
+			json_key(j, "hwt"), json_str(j, a->d.name);
+			json_key(j, "peer"), json_str(j, p->d.name);
+			json_key(j, "ratio_p50"), json_fixed(j, med, 3);
+			json_key(j, "rounds_hwt_faster"), json_u64(j, wins);
+			json_key(j, "rounds"), json_u64(j, rounds);
+			json_close(j);
+			fprintf(stderr, "%s B=%u: %s / %s = %.2fx (%u/%u rounds)\n", group_name[g],
+				bn->o.bursts[bi], a->d.name, p->d.name, med, wins, rounds);
+		}
+	json_close(j);
+	json_close(j);
+	free(q);
+}
+
+static void print_json(struct bench *bn, const char *model, const char *const (*skipped)[2],
+		       unsigned nskip, unsigned nrun, double wall_s)
+{
+	struct json j;
+
+	json_begin(&j, stdout);
+	json_obj(&j);
+	json_key(&j, "bench_cmdq");
+	json_obj(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "machine");
+	json_obj(&j);
+	json_key(&j, "cpu_model"), json_str(&j, model);
+	json_key(&j, "producer_cpus");
+	json_arr(&j);
+	for (unsigned i = 0; i < bn->o.nprod; i++)
+		json_int(&j, bn->prod_cpu[i]);
+	json_close(&j);
+	json_key(&j, "consumer_cpu"), json_int(&j, bn->cons_cpu);
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "config");
+	json_obj(&j);
+	json_key(&j, "producers"), json_u64(&j, bn->o.nprod);
+	json_key(&j, "entries"), json_u64(&j, 1u << bn->o.log2);
+	json_key(&j, "segment_ms"), json_u64(&j, bn->o.segment_ms);
+	json_key(&j, "rounds"), json_u64(&j, bn->o.rounds);
+	json_key(&j, "warmup_elements"), json_u64(&j, WARM_ELEMS);
+	json_key(&j, "consumer_burst"), json_u64(&j, BENCH_CONS_BURST);
+	json_key(&j, "cons_batch"), json_u64(&j, bn->o.cons_batch);
+	json_key(&j, "timeout_ms"), json_u64(&j, bn->o.timeout_ms);
+	json_key(&j, "element_bytes"), json_u64(&j, sizeof(struct bench_elem));
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "skipped");
+	json_arr(&j);
+	for (unsigned i = 0; i < nskip; i++) {
+		json_obj(&j);
+		json_key(&j, "peer"), json_str(&j, skipped[i][0]);
+		json_key(&j, "package"), json_str(&j, skipped[i][1]);
+		json_close(&j);
+	}
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "implementations");
+	json_arr(&j);
+	for (unsigned i = 0; i < bn->nimpl; i++) {
+		json_nl(&j, "    ");
+		json_obj(&j);
+		json_key(&j, "name"), json_str(&j, bn->im[i].d.name);
+		json_key(&j, "group"), json_str(&j, group_name[bn->im[i].group]);
+		json_key(&j, "what"), json_str(&j, bn->im[i].d.what);
+		json_close(&j);
+	}
+	json_nl(&j, "  ");
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "cases");
+	json_arr(&j);
+	for (int g = 0; g < 2; g++)
+		for (unsigned bi = 0; bi < bn->o.nbursts; bi++) {
+			unsigned n = 0;
+
+			for (unsigned i = 0; i < bn->nimpl; i++)
+				n += bn->im[i].group == (enum group)g;
+			if (n)
+				print_case(&j, bn, g, bi);
+		}
+	json_nl(&j, "  ");
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "segments_run"), json_u64(&j, nrun);
+	json_key(&j, "wall_s"), json_fixed(&j, wall_s, 2);
+	json_nl(&j, "");
+	json_close(&j);
+	json_close(&j);
+	json_end(&j);
 }
 
 int main(int argc, char **argv)
@@ -735,12 +576,13 @@ int main(int argc, char **argv)
 	const char *skipped[4][2];
 	unsigned nskip = 0, nrun = 0;
 	char model[128];
-	uint64_t t_start = now_ns();
+	uint64_t t_start = util_now_ns();
 
+	cli_prog = "bench_cmdq";
 	parse(argc, argv, &bn.o);
 	pick_cpus(&bn);
-	if (pin_self(bn.prod_cpu[0])) {
-		fprintf(stderr, "bench_cmdq: cannot pin to CPU %d\n", bn.prod_cpu[0]);
+	if (util_pin_self(bn.prod_cpu[0])) {
+		cli_error("cannot pin to CPU %d", bn.prod_cpu[0]);
 		return 1;
 	}
 #ifndef HAVE_DPDK
@@ -752,47 +594,16 @@ int main(int argc, char **argv)
 	bn.s = aligned_alloc(128, (sizeof(*bn.s) + 127) & ~(size_t)127);
 	bn.floor_ns = calloc(2 * (size_t)bn.o.nbursts * bn.o.rounds, sizeof(double));
 	if (!bn.s || !bn.floor_ns) {
-		fprintf(stderr, "bench_cmdq: out of memory\n");
+		cli_error("out of memory");
 		return 1;
 	}
 	memset(bn.s, 0, sizeof(*bn.s));
-	for (int m = 0; m < 2; m++) {
-		int err = make_hwt(&bn, m == 1, &bn.dev[m], &bn.q[m]);
-
-		if (err) {
-			fprintf(stderr, "bench_cmdq: hwt_cmdq (%s polling): %s\n", m ? "CONS" : "MSI",
-				strerror(-err));
-			return 1;
-		}
-	}
-	if (bn.o.flow) {
-		struct impl *im = add_impl(&bn, "hwt_cmdq", G_FLOW, NULL);
-
-		im->q = bn.q[0];
-		im->dev = bn.dev[0];
-		snprintf(im->what, sizeof(im->what),
-			 "hwt_cmdq_issue(cmds, B, false) per burst; software SMMU consumer with a "
-			 "no-op dc.handler, CONS published every %u command(s); completion not "
-			 "awaited; one CMD_SYNC (MSI polling) drains the segment (timed)",
-			 bn.o.cons_batch);
-		add_peers(&bn, G_FLOW);
-	}
-	if (bn.o.sync) {
-		for (int m = 0; m < 2; m++) {
-			struct impl *im = add_impl(&bn, m ? "hwt_cmdq_sync_cons" : "hwt_cmdq_sync_msi",
-						   G_SYNC, NULL);
-
-			im->q = bn.q[m];
-			im->dev = bn.dev[m];
-			im->sync = true;
-			snprintf(im->what, sizeof(im->what),
-				 "hwt_cmdq_issue(cmds, B, true) per burst: B commands + CMD_SYNC, "
-				 "completion awaited by %s; no-op dc.handler, CONS published every %u "
-				 "command(s)",
-				 m ? "CONS polling (disable_msipolling)" : "MSI polling",
-				 bn.o.cons_batch);
-		}
-		add_peers(&bn, G_SYNC);
+	for (int g = 0; g < 2; g++) {
+		if (!(g == G_FLOW ? bn.o.flow : bn.o.sync))
+			continue;
+		for (size_t i = 0; i < sizeof(queues) / sizeof(queues[0]); i++)
+			for (unsigned v = 0; v < queues[i]->variants[g == G_SYNC]; v++)
+				add_impl(&bn, g, queues[i], v);
 	}
 
 	cpu_model(model, sizeof(model));
@@ -815,17 +626,17 @@ int main(int argc, char **argv)
 				grp[n++] = &bn.im[i];
 		for (unsigned bi = 0; n && bi < bn.o.nbursts; bi++)
 			for (unsigned r = 0; r < bn.o.rounds; r++) {
-				double f = floor_ns(&bn);
-
-				bn.floor_ns[((size_t)g * bn.o.nbursts + bi) * bn.o.rounds + r] = f;
+				bn.floor_ns[((size_t)g * bn.o.nbursts + bi) * bn.o.rounds + r] =
+					floor_measure(bn.cons_cpu, FLOOR_CHUNKS, FLOOR_ITERS, bn.spin_ns,
+						      (uint64_t)bn.o.timeout_ms * 1000000u);
 				for (unsigned k = 0; k < n; k++) {
 					struct impl *im = grp[(k + r) % n];
 					double *rate = &im->rate[bi * bn.o.rounds + r];
 					int err = segment(&bn, im, bn.o.bursts[bi], rate);
 
 					if (err) {
-						fprintf(stderr, "bench_cmdq: %s, burst %u: %s\n",
-							im->name, bn.o.bursts[bi], strerror(-err));
+						cli_error("%s, burst %u: %s", im->d.name, bn.o.bursts[bi],
+							  strerror(-err));
 						return 1;
 					}
 					nrun++;
@@ -846,124 +657,18 @@ int main(int argc, char **argv)
 				if (!any)
 					fprintf(stderr, "%-4s B=%-2u", group_name[g], bn.o.bursts[bi]);
 				any = true;
-				fprintf(stderr, " | %s %.1f M/s", im->name,
-					median(&im->rate[bi * bn.o.rounds], bn.o.rounds) / 1e6);
+				fprintf(stderr, " | %s %.1f M/s", im->d.name,
+					stat_median(&im->rate[bi * bn.o.rounds], bn.o.rounds) / 1e6);
 			}
 			if (any)
 				fprintf(stderr, "\n");
 		}
 
-	/* JSON */
-	printf("{\"bench_cmdq\": {\n  \"machine\": {\"cpu_model\": ");
-	json_str(model);
-	printf(", \"producer_cpus\": [");
-	for (unsigned i = 0; i < bn.o.nprod; i++)
-		printf("%s%d", i ? ", " : "", bn.prod_cpu[i]);
-	printf("], \"consumer_cpu\": %d},\n", bn.cons_cpu);
-	printf("  \"config\": {\"producers\": %u, \"entries\": %u, \"segment_ms\": %u, "
-	       "\"rounds\": %u, \"warmup_elements\": 2048, \"consumer_burst\": %u, "
-	       "\"cons_batch\": %u, \"timeout_ms\": %u, \"element_bytes\": 16},\n",
-	       bn.o.nprod, 1u << bn.o.log2, bn.o.segment_ms, bn.o.rounds, CONS_BURST,
-	       bn.o.cons_batch, bn.o.timeout_ms);
-	printf("  \"skipped\": [");
-	for (unsigned i = 0; i < nskip; i++)
-		printf("%s{\"peer\": \"%s\", \"package\": \"%s\"}", i ? ", " : "", skipped[i][0],
-		       skipped[i][1]);
-	printf("],\n  \"implementations\": [\n");
+	print_json(&bn, model, (const char *const (*)[2])skipped, nskip, nrun,
+		   (double)(util_now_ns() - t_start) / 1e9);
 	for (unsigned i = 0; i < bn.nimpl; i++) {
-		printf("    {\"name\": \"%s\", \"group\": \"%s\", \"what\": ", bn.im[i].name,
-		       group_name[bn.im[i].group]);
-		json_str(bn.im[i].what);
-		printf("}%s\n", i + 1 < bn.nimpl ? "," : "");
-	}
-	printf("  ],\n  \"cases\": [\n");
-	{
-		bool first_case = true;
-
-		for (int g = 0; g < 2; g++)
-			for (unsigned bi = 0; bi < bn.o.nbursts; bi++) {
-				const double *fl =
-					&bn.floor_ns[((size_t)g * bn.o.nbursts + bi) * bn.o.rounds];
-				double fmin = 0;
-				unsigned far = 0, n = 0;
-				bool first = true;
-
-				for (unsigned i = 0; i < bn.nimpl; i++)
-					n += bn.im[i].group == (enum group)g;
-				if (!n)
-					continue;
-				for (unsigned r = 0; r < bn.o.rounds; r++)
-					if (fl[r] > 0 && (!fmin || fl[r] < fmin))
-						fmin = fl[r];
-				for (unsigned r = 0; r < bn.o.rounds; r++)
-					far += fl[r] > 3 * fmin;
-				printf("%s    {\"group\": \"%s\", \"burst\": %u, \"floor_ns\": [",
-				       first_case ? "" : ",\n", group_name[g], bn.o.bursts[bi]);
-				first_case = false;
-				for (unsigned r = 0; r < bn.o.rounds; r++)
-					printf("%s%.0f", r ? ", " : "", fl[r]);
-				printf("], \"far_rounds\": %u,\n      \"elements_per_s\": {", far);
-				for (unsigned i = 0; i < bn.nimpl; i++) {
-					const struct impl *im = &bn.im[i];
-					const double *v = &im->rate[bi * bn.o.rounds];
-					double lo = v[0], hi = v[0];
-
-					if (im->group != (enum group)g)
-						continue;
-					for (unsigned r = 1; r < bn.o.rounds; r++) {
-						lo = v[r] < lo ? v[r] : lo;
-						hi = v[r] > hi ? v[r] : hi;
-					}
-					printf("%s\n        \"%s\": {\"p50\": %.0f, \"min\": %.0f, "
-					       "\"max\": %.0f, \"segments\": [",
-					       first ? "" : ",", im->name,
-					       median(v, bn.o.rounds), lo, hi);
-					first = false;
-					for (unsigned r = 0; r < bn.o.rounds; r++)
-						printf("%s%.0f", r ? ", " : "", v[r]);
-					printf("]}");
-				}
-				printf("},\n      \"ratios\": [");
-				first = true;
-				for (unsigned i = 0; i < bn.nimpl; i++)
-					for (unsigned j = 0; j < bn.nimpl; j++) {
-						const struct impl *a = &bn.im[i], *p = &bn.im[j];
-						double q[256];
-						unsigned wins = 0, nr = bn.o.rounds > 256 ? 256 : bn.o.rounds;
-
-						if (a->group != (enum group)g || p->group != a->group ||
-						    a->ops || !p->ops)
-							continue;
-						for (unsigned r = 0; r < nr; r++) {
-							q[r] = a->rate[bi * bn.o.rounds + r] /
-							       p->rate[bi * bn.o.rounds + r];
-							wins += q[r] > 1;
-						}
-						printf("%s\n        {\"hwt\": \"%s\", \"peer\": \"%s\", "
-						       "\"ratio_p50\": %.3f, \"rounds_hwt_faster\": %u, "
-						       "\"rounds\": %u}",
-						       first ? "" : ",", a->name, p->name, median(q, nr),
-						       wins, nr);
-						fprintf(stderr, "%s B=%u: %s / %s = %.2fx (%u/%u rounds)\n",
-							group_name[g], bn.o.bursts[bi], a->name, p->name,
-							median(q, nr), wins, nr);
-						first = false;
-					}
-				printf("]}");
-			}
-	}
-	printf("\n  ],\n  \"segments_run\": %u, \"wall_s\": %.2f\n}}\n", nrun,
-	       (double)(now_ns() - t_start) / 1e9);
-
-	for (unsigned i = 0; i < bn.nimpl; i++) {
-		if (bn.im[i].ops)
-			bn.im[i].ops->destroy(bn.im[i].ring);
+		bn.im[i].ops->destroy(bn.im[i].q);
 		free(bn.im[i].rate);
-	}
-	for (int m = 0; m < 2; m++) {
-		hwt_smmu_dev_stop(bn.dev[m]);
-		hwt_cmdq_destroy(bn.q[m]);
-		hwt_smmu_dev_destroy(bn.dev[m]);
 	}
 	free(bn.floor_ns);
 	free(bn.s);

@@ -15,7 +15,10 @@
  */
 #include <hwtune/hwtune.h>
 
-#include <errno.h>
+#include "util/cli.h"
+#include "util/json.h"
+#include "util/stats.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,7 @@ static void add(struct series *s, uint64_t x)
 		uint64_t *nv = realloc(s->v, cap * sizeof(*nv));
 
 		if (!nv) {
-			fprintf(stderr, "bench_probe: out of memory\n");
+			cli_error("out of memory");
 			exit(1);
 		}
 		s->v = nv;
@@ -42,26 +45,23 @@ static void add(struct series *s, uint64_t x)
 	s->v[s->n++] = x;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* "name": {"n", "min", "p50", "p90", "p99", "max"} (nearest rank; sorts s). */
+static void print_series(struct json *j, const char *name, struct series *s)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	struct stat_summary m;
 
-	return (x > y) - (x < y);
-}
-
-static uint64_t pct(const struct series *s, double q)
-{
-	return s->n ? s->v[(size_t)((double)(s->n - 1) * q + 0.5)] : 0;
-}
-
-static void print_series(const char *name, struct series *s, const char *tail)
-{
-	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
-	printf("\"%s\": {\"n\": %zu, \"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, "
-	       "\"max\": %llu}%s",
-	       name, s->n, (unsigned long long)pct(s, 0), (unsigned long long)pct(s, 0.5),
-	       (unsigned long long)pct(s, 0.9), (unsigned long long)pct(s, 0.99),
-	       (unsigned long long)pct(s, 1.0), tail);
+	stat_sort_u64(s->v, s->n);
+	stat_summary_u64(s->v, s->n, &m);
+	json_nl(j, "    ");
+	json_key(j, name);
+	json_obj(j);
+	json_key(j, "n"), json_u64(j, m.n);
+	json_key(j, "min"), json_u64(j, m.min);
+	json_key(j, "p50"), json_u64(j, m.p50);
+	json_key(j, "p90"), json_u64(j, m.p90);
+	json_key(j, "p99"), json_u64(j, m.p99);
+	json_key(j, "max"), json_u64(j, m.max);
+	json_close(j);
 }
 
 struct phase {
@@ -77,7 +77,7 @@ static void run(unsigned flags, unsigned budget_us, struct phase *ph,
 	int e = hwt_misaligned_probe(NULL, &o, &r);
 
 	if (e) {
-		fprintf(stderr, "bench_probe: probe: %s\n", strerror(-e));
+		cli_error("probe: %s", strerror(-e));
 		exit(1);
 	}
 	add(&ph->wall, r.wall_ns);
@@ -93,21 +93,6 @@ static void run(unsigned flags, unsigned budget_us, struct phase *ph,
 		hwt_misaligned_report_free(&r);
 }
 
-static unsigned arg_u(const char *opt, const char *v, unsigned max)
-{
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = v ? strtoul(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x > max) {
-		fprintf(stderr, "bench_probe: %s: invalid value '%s' (expected 0..%u)\n", opt,
-			v ? v : "", max);
-		exit(2);
-	}
-	return (unsigned)x;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned runs = 100, serial_runs = 20, kernel_runs = 5, budget_us = 0;
@@ -115,23 +100,27 @@ int main(int argc, char **argv)
 	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
 	int *first_speed = NULL, first_summary = -1;
 	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
+	struct json j;
 
+	cli_prog = "bench_probe";
 	for (int i = 1; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *n, *v;
 
-		if (!strcmp(argv[i], "--runs"))
-			runs = arg_u("--runs", v, 100000), i++;
-		else if (!strcmp(argv[i], "--serial-runs"))
-			serial_runs = arg_u("--serial-runs", v, 100000), i++;
-		else if (!strcmp(argv[i], "--kernel-runs"))
-			kernel_runs = arg_u("--kernel-runs", v, 10000), i++;
-		else if (!strcmp(argv[i], "--budget-ms"))
-			budget_us = arg_u("--budget-ms", v, 60000) * 1000, i++;
+#define OPT(name) (v = cli_opt(argc, argv, &i, n = (name)))
+		if (OPT("--runs"))
+			runs = cli_arg_u(n, v, 0, 100000);
+		else if (OPT("--serial-runs"))
+			serial_runs = cli_arg_u(n, v, 0, 100000);
+		else if (OPT("--kernel-runs"))
+			kernel_runs = cli_arg_u(n, v, 0, 10000);
+		else if (OPT("--budget-ms"))
+			budget_us = cli_arg_u(n, v, 0, 60000) * 1000;
 		else {
 			fprintf(stderr, "usage: bench_probe [--runs N] [--serial-runs N] "
 					"[--kernel-runs N] [--budget-ms N]\n");
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
+#undef OPT
 	}
 	if (runs == 0)
 		runs = 1;
@@ -166,26 +155,46 @@ int main(int argc, char **argv)
 		run(HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SERIAL, 0, &kser, NULL);
 	}
 
-	printf("{\"bench_probe\": {\"version\": \"%s\", \"cpus\": %u, \"budget_us\": %u,\n",
-	       hwt_version(), ncpus, budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
-	printf("  \"default_budget\": {\n    ");
-	print_series("per_cpu_probe_ns", &par.per_cpu, ",\n    ");
-	print_series("per_cpu_samples", &par.samples, ",\n    ");
-	print_series("parallel_wall_ns", &par.wall, ",\n    ");
-	print_series("serial_wall_ns", &ser.wall, ",\n    ");
-	print_series("serial_per_cpu_probe_ns", &ser.per_cpu, "},\n");
-	printf("  \"kernel_window\": {\n    ");
-	print_series("per_cpu_probe_ns", &kpar.per_cpu, ",\n    ");
-	print_series("parallel_wall_ns", &kpar.wall, ",\n    ");
-	print_series("serial_wall_ns", &kser.wall, "},\n");
-	printf("  \"stability\": {\"runs\": %u, \"same_cpu_verdicts\": %u, \"same_summary\": %u, "
-	       "\"first_summary\": \"%s\", \"summaries\": {",
-	       runs, same_cpus, same_summary, hwt_misaligned_speed_name(first_summary));
-	for (int s = 0, n = 0; s <= HWT_MISALIGNED_UNSUPPORTED; s++)
-		if (summary_count[s])
-			printf("%s\"%s\": %u", n++ ? ", " : "", hwt_misaligned_speed_name(s),
-			       summary_count[s]);
-	printf("}}}}\n");
+	json_begin(&j, stdout);
+	json_obj(&j);
+	json_key(&j, "bench_probe");
+	json_obj(&j);
+	json_key(&j, "version"), json_str(&j, hwt_version());
+	json_key(&j, "cpus"), json_u64(&j, ncpus);
+	json_key(&j, "budget_us"), json_u64(&j, budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
+	json_nl(&j, "  ");
+	json_key(&j, "default_budget");
+	json_obj(&j);
+	print_series(&j, "per_cpu_probe_ns", &par.per_cpu);
+	print_series(&j, "per_cpu_samples", &par.samples);
+	print_series(&j, "parallel_wall_ns", &par.wall);
+	print_series(&j, "serial_wall_ns", &ser.wall);
+	print_series(&j, "serial_per_cpu_probe_ns", &ser.per_cpu);
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "kernel_window");
+	json_obj(&j);
+	print_series(&j, "per_cpu_probe_ns", &kpar.per_cpu);
+	print_series(&j, "parallel_wall_ns", &kpar.wall);
+	print_series(&j, "serial_wall_ns", &kser.wall);
+	json_close(&j);
+	json_nl(&j, "  ");
+	json_key(&j, "stability");
+	json_obj(&j);
+	json_key(&j, "runs"), json_u64(&j, runs);
+	json_key(&j, "same_cpu_verdicts"), json_u64(&j, same_cpus);
+	json_key(&j, "same_summary"), json_u64(&j, same_summary);
+	json_key(&j, "first_summary"), json_str(&j, hwt_misaligned_speed_name(first_summary));
+	json_key(&j, "summaries");
+	json_obj(&j);
+	for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
+		if (summary_count[k])
+			json_key(&j, hwt_misaligned_speed_name(k)), json_u64(&j, summary_count[k]);
+	json_close(&j);
+	json_close(&j);
+	json_close(&j);
+	json_close(&j);
+	json_end(&j);
 	free(first_speed);
 	free(par.wall.v), free(par.per_cpu.v), free(par.samples.v);
 	free(ser.wall.v), free(ser.per_cpu.v), free(ser.samples.v);

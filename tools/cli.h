@@ -8,28 +8,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit status for bad usage. */
-#define CLI_EXIT_USAGE 2
+#include "util/cli.h"
+
+struct cmdq_opts;
 
 /* Subcommands: argv[0] is the subcommand name; return the exit status. */
 int cmd_probe(int argc, char **argv);
 int cmd_cmdq(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_main(int argc, char **argv);
-/* hwtune cmdq, also copying its recommendation to reco (NULL: none). */
-int cmdq_run(int argc, char **argv, char *reco, size_t len);
-
-/* Print "hwtune: <msg>" to stderr (no trailing newline needed). */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/*
- * Parse an unsigned decimal (or 0x hex) value of option `opt` within
- * [min, max]; on failure print "hwtune: <opt>: invalid value '<s>' (expected
- * min..max)" and return false.
- */
-bool cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
-/* If arg is "--name=value" or "--name" followed by a value, store the value,
- * advance *i as needed and return true; a missing value is a usage error
- * reported through *err. */
-bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value, bool *err);
+/* hwtune cmdq's options with no flags (HWTUNE_DISABLE_MSIPOLLING applied):
+ * 0, or CLI_EXIT_USAGE after reporting a bad value of it. */
+int cmdq_defaults(struct cmdq_opts *o);
+/* Measure and print (as JSON or text), also copying the recommendation to
+ * reco (NULL: none); returns the exit status (errors are reported). */
+int cmdq_run(const struct cmdq_opts *o, bool json, char *reco, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
 /* hwtune with no command: measure this machine and recommend settings. */
 #include "cli.h"
 #include "cmd_probe.h"
+#include "cmdq_engine.h"
 
 #include <string.h>
 
@@ -23,6 +24,7 @@ int cmd_main(int argc, char **argv)
 {
 	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_misaligned_report r;
+	struct cmdq_opts co;
 	char reco[200];
 	int s;
 
@@ -54,7 +56,9 @@ int cmd_main(int argc, char **argv)
 
 	printf("\n== CMD_SYNC completion\n");
 	fflush(stdout);
-	s = cmdq_run(1, (char *[]){ "cmdq", NULL }, reco, sizeof(reco));
+	s = cmdq_defaults(&co);
+	if (!s)
+		s = cmdq_run(&co, false, reco, sizeof(reco));
 	if (s)
 		snprintf(reco, sizeof(reco), "not measured (hwtune cmdq failed)");
 

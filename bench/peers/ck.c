@@ -64,15 +64,16 @@ static unsigned c_dequeue(void *p, struct bench_elem *e, unsigned max)
 	return i;
 }
 
-const struct bench_queue_ops bench_ck_ops = {
+static const struct bench_ring_ops ck_ring = {
 	.name = "ck_ring",
 	.detail = "ck_ring_init(2^N) (capacity 2^N - 1); ck_ring_enqueue_mpsc / "
 		  "ck_ring_dequeue_mpsc of CK_RING_PROTOTYPE(struct bench_elem): 16-byte "
 		  "elements stored in the ring, one per call (ck has no burst call)",
-	.package = "libck-dev",
 	.create = c_create,
 	.destroy = c_destroy,
 	.enqueue = c_enqueue,
 	.dequeue = c_dequeue,
 	.blocks = false,
 };
+
+const struct bench_queue_ops bench_ck_ops = BENCH_RING_QUEUE(&ck_ring);

@@ -45,15 +45,16 @@ static unsigned d_dequeue(void *q, struct bench_elem *e, unsigned max)
 	return rte_ring_sc_dequeue_burst_elem(q, e, sizeof(*e), max, NULL);
 }
 
-const struct bench_queue_ops bench_dpdk_ops = {
+static const struct bench_ring_ops dpdk_ring = {
 	.name = "rte_ring",
 	.detail = "rte_ring_init(count 2^N, RING_F_SC_DEQ) on aligned_alloc memory, no EAL "
 		  "(capacity 2^N - 1); rte_ring_mp_enqueue_burst_elem / "
 		  "rte_ring_sc_dequeue_burst_elem, 16-byte elements stored in the ring",
-	.package = "dpdk-dev",
 	.create = d_create,
 	.destroy = d_destroy,
 	.enqueue = d_enqueue,
 	.dequeue = d_dequeue,
 	.blocks = false,
 };
+
+const struct bench_queue_ops bench_dpdk_ops = BENCH_RING_QUEUE(&dpdk_ring);

@@ -118,15 +118,16 @@ static unsigned m_dequeue(void *q, struct bench_elem *e, unsigned max)
 	return k;
 }
 
-const struct bench_queue_ops bench_mutex_ops = {
+static const struct bench_ring_ops mutex_ring = {
 	.name = "mutex_ring",
 	.detail = "pthread mutex + 2 condvars around a ring of 16-byte slots (capacity 2^N); "
 		  "enqueue copies what fits, dequeue up to the consumer burst; "
 		  "waits are 1 ms timed condvar waits",
-	.package = "",
 	.create = m_create,
 	.destroy = m_destroy,
 	.enqueue = m_enqueue,
 	.dequeue = m_dequeue,
 	.blocks = true,
 };
+
+const struct bench_queue_ops bench_mutex_ops = BENCH_RING_QUEUE(&mutex_ring);

@@ -1,35 +1,91 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Peer queues for bench_cmdq behind one ops struct.  Each peer file is
- * compiled only when its library is found (bench/peers/detect.sh) and used
- * only through the library's public API.
+ * The queues bench_cmdq compares, hwt_cmdq among them, behind one ops
+ * struct.  A queue carries 16-byte commands from producer threads to one
+ * consumer on its own CPU, which calls a handler per command.
+ *
+ *   create ... { begin, the producers put, drain, end } per segment ... destroy
+ *
+ * hwt.c is hwt_cmdq (the software SMMU is the consumer).  ring.c turns a
+ * ring with plain enqueue/dequeue calls (struct bench_ring_ops: dpdk.c,
+ * ck.c, mutex.c) into a queue: a consumer thread per segment that checks
+ * every producer's sequence numbers and publishes the last one seen.  Each
+ * peer file is compiled only when its library is found (detect.sh) and
+ * uses only that library's public API.
  */
 #ifndef BENCH_PEERS_H
 #define BENCH_PEERS_H
 
+#include <hwtune/smmu.h>
+
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#define BENCH_MAX_PROD 8
+#define BENCH_CONS_BURST 32 /* ring consumers dequeue up to this per call */
 
 /* One 16-byte command, as hwt_cmdq carries it (two dwords). */
 struct bench_elem {
 	uint64_t dw[2];
 };
 
-struct bench_queue_ops {
-	const char *name;   /* "rte_ring" */
-	const char *detail; /* the calls used and how elements are stored */
-	const char *package; /* Debian package that enables it ("" if built in) */
-	/* A queue of 2^log2 slots of 16-byte elements: 0 or -errno. */
-	int (*create)(void **q, unsigned log2);
-	void (*destroy)(void *q);
-	/* Up to n elements (any producer thread); returns how many went in. */
-	unsigned (*enqueue)(void *q, const struct bench_elem *e, unsigned n);
-	/* Up to max elements (the one consumer thread); returns how many. */
-	unsigned (*dequeue)(void *q, struct bench_elem *e, unsigned max);
-	/* enqueue/dequeue wait themselves (bounded, ~1 ms) when full/empty. */
-	bool blocks;
+/* Element seq (from 1) of producer id: TLBI_NH_VA, VMID = id, ADDR = page seq. */
+static inline void bench_elem_set(struct bench_elem *e, unsigned id, uint64_t seq)
+{
+	e->dw[0] = HWT_SMMU_OP_TLBI_NH_VA;
+	e->dw[1] = 0;
+	hwt_smmu_put(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_VMID, id);
+	hwt_smmu_put(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_ADDR, seq << 12);
+}
+
+static inline unsigned bench_elem_id(const struct bench_elem *e)
+{
+	return (unsigned)hwt_smmu_get(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_VMID);
+}
+
+static inline uint64_t bench_elem_seq(const struct bench_elem *e)
+{
+	return hwt_smmu_get(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_ADDR) >> 12;
+}
+
+struct bench_queue_cfg {
+	unsigned log2;         /* 2^log2 slots */
+	int cons_cpu;          /* the consumer's CPU */
+	unsigned cons_batch;   /* hwt: the device publishes CONS every N commands */
+	uint64_t timeout_ns;   /* bound of every wait */
+	bool await;            /* each put returns once its elements were consumed */
+	unsigned variant;      /* 0 .. ops->variants[await] - 1 */
+	int (*handler)(void *ctx, const uint64_t dw[2]); /* called per element */
 };
 
+struct bench_queue_desc {
+	char name[32];   /* "rte_ring_await" */
+	char what[512];  /* the calls used, how elements travel */
+};
+
+struct bench_queue_ops {
+	const void *impl;     /* the peer's own (ring.c: its struct bench_ring_ops) */
+	bool subject;         /* the queue under test: ratios are subject / peer */
+	unsigned variants[2]; /* configurations [await] (hwt awaited: MSI, CONS polling) */
+	int (*create)(const struct bench_queue_ops *self, const struct bench_queue_cfg *cfg,
+		      void **q, struct bench_queue_desc *desc);
+	void (*destroy)(void *q);
+	/* A segment of nprod (<= BENCH_MAX_PROD) producers begins: start the
+	 * consumer.  abort: set by anyone who gives up; waits end on it. */
+	int (*begin)(void *q, unsigned nprod, _Atomic int *abort);
+	/* Producer id puts e[0..n) (n <= half the slots): 0 or -errno. */
+	int (*put)(void *q, unsigned id, const struct bench_elem *e, unsigned n);
+	/* Every element put so far has been consumed: 0 or -errno.  Called by
+	 * the main thread while no producer puts. */
+	int (*drain)(void *q);
+	/* The segment ends (after the producers and a drain): stop the
+	 * consumer; -EPROTO if an element was lost, doubled or reordered. */
+	int (*end)(void *q);
+};
+
+extern const struct bench_queue_ops bench_hwt_ops;
 extern const struct bench_queue_ops bench_mutex_ops;
 #ifdef HAVE_DPDK
 extern const struct bench_queue_ops bench_dpdk_ops;
@@ -37,5 +93,38 @@ extern const struct bench_queue_ops bench_dpdk_ops;
 #ifdef HAVE_CK
 extern const struct bench_queue_ops bench_ck_ops;
 #endif
+
+/* --- rings (ring.c) ------------------------------------------------------- */
+
+struct bench_ring_ops {
+	const char *name;   /* "rte_ring" */
+	const char *detail; /* the calls used and how elements are stored */
+	/* A ring of 2^log2 slots of 16-byte elements: 0 or -errno. */
+	int (*create)(void **r, unsigned log2);
+	void (*destroy)(void *r);
+	/* Up to n elements (any producer thread); returns how many went in. */
+	unsigned (*enqueue)(void *r, const struct bench_elem *e, unsigned n);
+	/* Up to max elements (the one consumer thread); returns how many. */
+	unsigned (*dequeue)(void *r, struct bench_elem *e, unsigned max);
+	/* enqueue/dequeue wait themselves (bounded, ~1 ms) when full/empty. */
+	bool blocks;
+};
+
+int bench_ring_create(const struct bench_queue_ops *self, const struct bench_queue_cfg *cfg,
+		      void **q, struct bench_queue_desc *desc);
+void bench_ring_destroy(void *q);
+int bench_ring_begin(void *q, unsigned nprod, _Atomic int *abort);
+int bench_ring_put(void *q, unsigned id, const struct bench_elem *e, unsigned n);
+int bench_ring_drain(void *q);
+int bench_ring_end(void *q);
+
+/* The queue ops of a ring. */
+#define BENCH_RING_QUEUE(ring)                                                 \
+	{                                                                      \
+		.impl = (ring), .subject = false, .variants = { 1, 1 },        \
+		.create = bench_ring_create, .destroy = bench_ring_destroy,    \
+		.begin = bench_ring_begin, .put = bench_ring_put,              \
+		.drain = bench_ring_drain, .end = bench_ring_end,              \
+	}
 
 #endif

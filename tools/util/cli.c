@@ -3,14 +3,17 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *cli_prog = "hwtune";
 
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("hwtune: ", stderr);
+	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -53,4 +56,25 @@ bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char *
 	}
 	*value = argv[++*i];
 	return true;
+}
+
+const char *cli_opt(int argc, char **argv, int *i, const char *name)
+{
+	const char *v = NULL;
+	bool err = false;
+
+	if (!cli_opt_value(argc, argv, i, name, &v, &err))
+		return NULL;
+	if (err)
+		exit(CLI_EXIT_USAGE);
+	return v;
+}
+
+unsigned cli_arg_u(const char *opt, const char *s, unsigned min, unsigned max)
+{
+	uint64_t v;
+
+	if (!cli_parse_u64(opt, s, min, max, &v))
+		exit(CLI_EXIT_USAGE);
+	return (unsigned)v;
 }

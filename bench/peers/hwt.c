@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwt_cmdq as a bench queue: the software SMMU is the consumer (its
+ * dc.handler is called per command), started and stopped with each
+ * segment like the rings' consumer threads.  A put is one
+ * hwt_cmdq_issue(cmds, n, await); awaited, it ends with a CMD_SYNC.
+ * Variants when awaited: 0 MSI polling, 1 CONS polling.
+ */
+#include "peers.h"
+
+#include "util/queue.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hq {
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	bool await;
+	unsigned nprod;
+	struct hwt_smmu_dev_stats st0;
+	struct {
+		alignas(128) uint64_t n; /* commands put by a producer: its own */
+	} issued[BENCH_MAX_PROD];
+};
+
+static int h_create(const struct bench_queue_ops *self, const struct bench_queue_cfg *cfg,
+		    void **out, struct bench_queue_desc *d)
+{
+	bool cons = cfg->await && cfg->variant == 1;
+	struct util_queue_cfg c = {
+		.log2 = cfg->log2,
+		.cpu = cfg->cons_cpu,
+		.cons_batch = cfg->cons_batch,
+		.cons_poll = cons,
+		.timeout_ns = cfg->timeout_ns,
+		.handler = cfg->handler,
+		.start = false,
+	};
+	struct hq *h = aligned_alloc(128, (sizeof(*h) + 127) & ~(size_t)127);
+	int err;
+
+	(void)self;
+	snprintf(d->name, sizeof(d->name), "%s",
+		 !cfg->await ? "hwt_cmdq" : cons ? "hwt_cmdq_sync_cons" : "hwt_cmdq_sync_msi");
+	if (cfg->await)
+		snprintf(d->what, sizeof(d->what),
+			 "hwt_cmdq_issue(cmds, B, true) per burst: B commands + CMD_SYNC, "
+			 "completion awaited by %s; no-op dc.handler, CONS published every %u "
+			 "command(s); device started and stopped with each segment",
+			 cons ? "CONS polling (disable_msipolling)" : "MSI polling", cfg->cons_batch);
+	else
+		snprintf(d->what, sizeof(d->what),
+			 "hwt_cmdq_issue(cmds, B, false) per burst; software SMMU consumer with a "
+			 "no-op dc.handler, CONS published every %u command(s); completion not "
+			 "awaited; one CMD_SYNC (MSI polling) drains the segment (timed); device "
+			 "started and stopped with each segment", cfg->cons_batch);
+	if (!h)
+		return -ENOMEM;
+	memset(h, 0, sizeof(*h));
+	h->await = cfg->await;
+	err = util_queue_create(&c, &h->dev, &h->q);
+	if (err) {
+		free(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+static void h_destroy(void *p)
+{
+	struct hq *h = p;
+
+	util_queue_destroy(h->dev, h->q);
+	free(h);
+}
+
+static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
+{
+	struct hq *h = p;
+
+	(void)abort; /* every wait of the queue ends by its own timeout */
+	h->nprod = nprod;
+	for (unsigned i = 0; i < BENCH_MAX_PROD; i++)
+		h->issued[i].n = 0;
+	hwt_smmu_dev_get_stats(h->dev, &h->st0);
+	return hwt_smmu_dev_start(h->dev);
+}
+
+static int h_put(void *p, unsigned id, const struct bench_elem *e, unsigned n)
+{
+	struct hq *h = p;
+	int err = hwt_cmdq_issue(h->q, (const uint64_t (*)[2])e, n, h->await);
+
+	if (!err)
+		h->issued[id].n += n;
+	return err;
+}
+
+static int h_drain(void *p)
+{
+	struct hq *h = p;
+
+	return h->await ? 0 : hwt_cmdq_sync(h->q);
+}
+
+static int h_end(void *p)
+{
+	struct hq *h = p;
+	struct hwt_smmu_dev_stats st;
+	uint64_t issued = 0;
+
+	hwt_smmu_dev_stop(h->dev);
+	hwt_smmu_dev_get_stats(h->dev, &st);
+	/* the producers were joined before: their counts are final */
+	for (unsigned i = 0; i < h->nprod; i++)
+		issued += h->issued[i].n;
+	/* the device executed another count */
+	return st.cmds - h->st0.cmds - (st.syncs - h->st0.syncs) != issued ? -EPROTO : 0;
+}
+
+const struct bench_queue_ops bench_hwt_ops = {
+	.subject = true,
+	.variants = { 1, 2 },
+	.create = h_create,
+	.destroy = h_destroy,
+	.begin = h_begin,
+	.put = h_put,
+	.drain = h_drain,
+	.end = h_end,
+};
