@@ -87,6 +87,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 .PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
 	deps clean install uninstall
 .DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
 
 all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 

@@ -91,7 +91,7 @@ struct prod {
 	uint64_t seq, timed; /* bursts issued in the timed run */
 	int err;
 	pthread_t th;
-	alignas(64) struct bench_elem e[MAX_BURST];
+	alignas(64) struct hwt_cmdq_cmd e[MAX_BURST];
 };
 
 struct seg {
@@ -522,7 +522,7 @@ static void print_json(struct bench *bn, const char *model, const char *const (*
 	json_key(&j, "consumer_burst"), json_u64(&j, BENCH_CONS_BURST);
 	json_key(&j, "cons_batch"), json_u64(&j, bn->o.cons_batch);
 	json_key(&j, "timeout_ms"), json_u64(&j, bn->o.timeout_ms);
-	json_key(&j, "element_bytes"), json_u64(&j, sizeof(struct bench_elem));
+	json_key(&j, "element_bytes"), json_u64(&j, sizeof(struct hwt_cmdq_cmd));
 	json_close(&j);
 	json_nl(&j, "  ");
 	json_key(&j, "skipped");

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	unsigned runs = 100, serial_runs = 20, kernel_runs = 5, budget_us = 0;
 	struct phase par = { 0 }, ser = { 0 }, kpar = { 0 }, kser = { 0 };
 	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
-	int *first_speed = NULL, first_summary = -1;
+	enum hwt_misaligned_speed *first_speed = NULL, first_summary = HWT_MISALIGNED_UNKNOWN;
 	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
 	struct json j;
 

@@ -48,8 +48,6 @@ static void usage(FILE *f)
 		"                    model and library version; CPUs missing from it are probed\n"
 		"                    and added. --serial, --budget-ms, --kernel-window and\n"
 		"                    --smt=apart always measure (and then update the cache).\n"
-		"  HWTUNE_TEST_FORCE_SIGBUS=1   test hook: the fault check raises SIGBUS, so\n"
-		"                    every CPU is reported unsupported (no cache)\n"
 		"\n"
 		"Exit status: 0 done, 1 the probe failed, 2 bad usage.\n");
 }
@@ -132,7 +130,7 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 			c->word_ns, c->byte_ns, c->samples, c->reps, c->probe_ns / 1e6);
 	if (c->hwprobe >= 0)
 		fprintf(f, " [riscv_hwprobe: %s, %s]", hwt_misaligned_speed_name(c->hwprobe),
-			c->hwprobe == c->speed ? "agrees" : "disagrees");
+			c->hwprobe == (int)c->speed ? "agrees" : "disagrees");
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
 		if ((c->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
 			fprintf(f, " [note: %s]", notes[i].text);
@@ -229,7 +227,7 @@ static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, bool last)
 		fprintf(f, ", \"align_faults\": null");
 	if (c->hwprobe >= 0)
 		fprintf(f, ", \"hwprobe\": \"%s\", \"hwprobe_agrees\": %s",
-			hwt_misaligned_speed_name(c->hwprobe), c->hwprobe == c->speed ? "true" : "false");
+			hwt_misaligned_speed_name(c->hwprobe), c->hwprobe == (int)c->speed ? "true" : "false");
 	else
 		fprintf(f, ", \"hwprobe\": null, \"hwprobe_agrees\": null");
 	fprintf(f, ", \"preempted\": %ld, \"notes\": [", c->preempted);
@@ -239,18 +237,18 @@ static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, bool last)
 	fprintf(f, "]}%s\n", last ? "" : ",");
 }
 
-static const char *cache_state(const struct hwt_misaligned_report *r, bool off)
+static const char *cache_state(const struct hwt_misaligned_report *r)
 {
 	unsigned hit = 0;
 
-	if (off || r->source == HWT_MISALIGNED_FROM_OVERRIDE)
+	if (r->cache_off)
 		return "off";
 	for (unsigned i = 0; i < r->n; i++)
 		hit += r->cpu[i].source == HWT_MISALIGNED_FROM_CACHE;
 	return hit == r->n ? "hit" : hit ? "partial" : "miss";
 }
 
-static void print_json(FILE *f, const struct hwt_misaligned_report *r, bool cache_off)
+static void print_json(FILE *f, const struct hwt_misaligned_report *r)
 {
 	fprintf(f,
 		"{\"probe\": {\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
@@ -258,7 +256,7 @@ static void print_json(FILE *f, const struct hwt_misaligned_report *r, bool cach
 		", \"kernel_window\": %s, \"cache\": \"%s\", \"cache_ignored\": ",
 		r->serial ? "serial" : "parallel", source_name(r->source), r->wall_ns,
 		hwt_misaligned_speed_name(r->summary), r->smt_apart ? "apart" : "together", r->waves,
-		r->budget_us, r->kernel_window ? "true" : "false", cache_state(r, cache_off));
+		r->budget_us, r->kernel_window ? "true" : "false", cache_state(r));
 	if (r->cache_status == -EBADMSG)
 		fprintf(f, "\"corrupt\"");
 	else if (r->cache_status == -ESTALE)
@@ -351,12 +349,14 @@ int cmd_probe(int argc, char **argv)
 					 &err)) {
 			if (err)
 				goto out;
-			o.override_speed = hwt_misaligned_parse_speed(speed_arg);
-			if (o.override_speed < 0) {
+			int s = hwt_misaligned_parse_speed(speed_arg);
+
+			if (s < 0) {
 				cli_error("probe: --unaligned-scalar-speed: invalid value '%s' "
 					  "(expected slow, fast or unsupported)", speed_arg);
 				goto out;
 			}
+			o.override_speed = s;
 		} else {
 			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", a);
 			goto out;
@@ -380,10 +380,6 @@ int cmd_probe(int argc, char **argv)
 	if (o.flags & (HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
 		       HWT_MISALIGNED_SMT_APART) || o.budget_us)
 		o.flags |= HWT_MISALIGNED_REFRESH;
-	v = getenv("HWTUNE_TEST_FORCE_SIGBUS");
-	if (v && *v && strcmp(v, "0"))
-		o.flags |= HWT_MISALIGNED_TEST_FORCE_SIGBUS;
-
 	ret = hwt_misaligned_probe(have_cpus ? &cpus : NULL, &o, &r);
 	if (ret < 0) {
 		cli_error("probe: %s", strerror(-ret));
@@ -391,8 +387,7 @@ int cmd_probe(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		print_json(stdout, &r, o.flags & (HWT_MISALIGNED_NO_CACHE |
-						  HWT_MISALIGNED_TEST_FORCE_SIGBUS));
+		print_json(stdout, &r);
 	else
 		probe_print_human(stdout, &r);
 	hwt_misaligned_report_free(&r);

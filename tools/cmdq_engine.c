@@ -34,7 +34,7 @@ struct worker {
 	pthread_t thread;
 	unsigned id;      /* 0..threads-1; threads = the echo thread */
 	int cpu;
-	uint64_t (*cmds)[2];
+	struct hwt_cmdq_cmd *cmds;
 	uint64_t start, end; /* timed part of the last segment */
 };
 
@@ -64,7 +64,7 @@ struct run {
 
 int cmdq_opts_default(struct cmdq_opts *o)
 {
-	struct hwt_cmdq_options qo;
+	bool disable = false;
 	int err;
 
 	memset(o, 0, sizeof(*o));
@@ -74,13 +74,13 @@ int cmdq_opts_default(struct cmdq_opts *o)
 	o->device_cpu = o->producer_cpu = -1;
 	o->timeout_ms = 1000;
 	o->mode[CMDQ_MSI] = o->mode[CMDQ_SEV] = true;
-	err = hwt_cmdq_options_default(&qo);
-	if (!err && qo.disable_msipolling) {
+	err = hwt_cmdq_env_disable_msipolling(&disable, NULL);
+	if (err > 0 && disable) {
 		/* measure what it selects */
 		o->disable_msi = true, o->disable_src = CMDQ_SRC_ENV;
 		o->mode[CMDQ_MSI] = false;
 	}
-	return err;
+	return err < 0 ? err : 0;
 }
 
 static void fail(struct run *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -145,7 +145,7 @@ static int issue(struct run *b, struct worker *w, struct hwt_cmdq *q)
 {
 	if (!b->o->batch)
 		return hwt_cmdq_sync(q);
-	return hwt_cmdq_issue(q, (const uint64_t (*)[2])w->cmds, b->o->batch, true);
+	return hwt_cmdq_issue(q, w->cmds, b->o->batch, true);
 }
 
 static void sync_segment(struct run *b, struct worker *w, int mode, unsigned round)
@@ -301,7 +301,7 @@ static int summarize(struct run *b)
 		s->per_s = wall ? (double)total * 1e9 / (double)wall : 0;
 		s->cmds_per_s = s->per_s * batch;
 		s->cmds_per_s_med = stat_median(ratio, b->rounds);
-		hwt_cmdq_info(b->q[m], &s->qinfo);
+		hwt_cmdq_get_info(b->q[m], &s->qinfo);
 		hwt_smmu_dev_get_stats(b->dev[m], &s->dstats);
 	}
 
@@ -366,7 +366,7 @@ static void run_auto(const struct cmdq_opts *o, struct cmdq_report *r)
 	r->have_auto = true;
 	if (!err) {
 		err = hwt_cmdq_calibrate(q);
-		hwt_cmdq_info(q, &r->auto_info);
+		hwt_cmdq_get_info(q, &r->auto_info);
 	} else {
 		snprintf(r->auto_info.reason, sizeof(r->auto_info.reason), "setup failed: %s",
 			 strerror(-err));
@@ -378,7 +378,7 @@ static void run_auto(const struct cmdq_opts *o, struct cmdq_report *r)
 static void build_cmds(struct worker *w, unsigned batch)
 {
 	for (unsigned i = 0; i < batch; i++)
-		util_tlbi_va(w->cmds[i], w->id + 1, 0, (uint64_t)(0x10000 + i) << 12);
+		util_tlbi_va(w->cmds[i].dw, w->id + 1, 0, (uint64_t)(0x10000 + i) << 12);
 }
 
 static int pick_cpus(struct run *b)

@@ -9,11 +9,11 @@
 
 #include <ck_ring.h>
 
-CK_RING_PROTOTYPE(bench, bench_elem)
+CK_RING_PROTOTYPE(bench, hwt_cmdq_cmd)
 
 struct ckq {
 	struct ck_ring ring; /* padded to cache lines by ck */
-	struct bench_elem *buf;
+	struct hwt_cmdq_cmd *buf;
 };
 
 static int c_create(void **out, unsigned log2)
@@ -40,7 +40,7 @@ static void c_destroy(void *p)
 	free(q);
 }
 
-static unsigned c_enqueue(void *p, const struct bench_elem *e, unsigned n)
+static unsigned c_enqueue(void *p, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct ckq *q = p;
 	unsigned i;
@@ -48,12 +48,12 @@ static unsigned c_enqueue(void *p, const struct bench_elem *e, unsigned n)
 	/* ck copies from the entry; its prototype just lacks const */
 	for (i = 0; i < n; i++)
 		if (!ck_ring_enqueue_mpsc_bench(&q->ring, q->buf,
-						(struct bench_elem *)(uintptr_t)&e[i]))
+						(struct hwt_cmdq_cmd *)(uintptr_t)&e[i]))
 			break;
 	return i;
 }
 
-static unsigned c_dequeue(void *p, struct bench_elem *e, unsigned max)
+static unsigned c_dequeue(void *p, struct hwt_cmdq_cmd *e, unsigned max)
 {
 	struct ckq *q = p;
 	unsigned i;
@@ -67,7 +67,7 @@ static unsigned c_dequeue(void *p, struct bench_elem *e, unsigned max)
 static const struct bench_ring_ops ck_ring = {
 	.name = "ck_ring",
 	.detail = "ck_ring_init(2^N) (capacity 2^N - 1); ck_ring_enqueue_mpsc / "
-		  "ck_ring_dequeue_mpsc of CK_RING_PROTOTYPE(struct bench_elem): 16-byte "
+		  "ck_ring_dequeue_mpsc of CK_RING_PROTOTYPE(struct hwt_cmdq_cmd): 16-byte "
 		  "elements stored in the ring, one per call (ck has no burst call)",
 	.create = c_create,
 	.destroy = c_destroy,

@@ -12,7 +12,7 @@
 static int d_create(void **out, unsigned log2)
 {
 	unsigned count = 1u << log2;
-	ssize_t sz = rte_ring_get_memsize_elem(sizeof(struct bench_elem), count);
+	ssize_t sz = rte_ring_get_memsize_elem(sizeof(struct hwt_cmdq_cmd), count);
 	struct rte_ring *r;
 	int err;
 
@@ -35,12 +35,12 @@ static void d_destroy(void *q)
 	free(q);
 }
 
-static unsigned d_enqueue(void *q, const struct bench_elem *e, unsigned n)
+static unsigned d_enqueue(void *q, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	return rte_ring_mp_enqueue_burst_elem(q, e, sizeof(*e), n, NULL);
 }
 
-static unsigned d_dequeue(void *q, struct bench_elem *e, unsigned max)
+static unsigned d_dequeue(void *q, struct hwt_cmdq_cmd *e, unsigned max)
 {
 	return rte_ring_sc_dequeue_burst_elem(q, e, sizeof(*e), max, NULL);
 }

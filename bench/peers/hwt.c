@@ -91,10 +91,10 @@ static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
 	return hwt_smmu_dev_start(h->dev);
 }
 
-static int h_put(void *p, unsigned id, const struct bench_elem *e, unsigned n)
+static int h_put(void *p, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct hq *h = p;
-	int err = hwt_cmdq_issue(h->q, (const uint64_t (*)[2])e, n, h->await);
+	int err = hwt_cmdq_issue(h->q, e, n, h->await);
 
 	if (!err)
 		h->issued[id].n += n;

@@ -15,7 +15,7 @@ struct mring {
 	pthread_cond_t not_empty, not_full;
 	unsigned head, tail, mask; /* free-running; head: consumer */
 	unsigned wait_empty, wait_full;
-	struct bench_elem *slot;
+	struct hwt_cmdq_cmd *slot;
 };
 
 static void deadline(struct timespec *ts)
@@ -62,7 +62,7 @@ static void m_destroy(void *q)
 	free(r);
 }
 
-static unsigned m_enqueue(void *q, const struct bench_elem *e, unsigned n)
+static unsigned m_enqueue(void *q, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct mring *r = q;
 	unsigned k, i;
@@ -90,7 +90,7 @@ static unsigned m_enqueue(void *q, const struct bench_elem *e, unsigned n)
 	return k;
 }
 
-static unsigned m_dequeue(void *q, struct bench_elem *e, unsigned max)
+static unsigned m_dequeue(void *q, struct hwt_cmdq_cmd *e, unsigned max)
 {
 	struct mring *r = q;
 	unsigned k, i;

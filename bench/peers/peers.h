@@ -16,6 +16,7 @@
 #ifndef BENCH_PEERS_H
 #define BENCH_PEERS_H
 
+#include <hwtune/cmdq.h>
 #include <hwtune/smmu.h>
 
 #include <stdatomic.h>
@@ -26,13 +27,9 @@
 #define BENCH_MAX_PROD 8
 #define BENCH_CONS_BURST 32 /* ring consumers dequeue up to this per call */
 
-/* One 16-byte command, as hwt_cmdq carries it (two dwords). */
-struct bench_elem {
-	uint64_t dw[2];
-};
-
+/* Elements are 16-byte commands, as hwt_cmdq carries them (struct hwt_cmdq_cmd). */
 /* Element seq (from 1) of producer id: TLBI_NH_VA, VMID = id, ADDR = page seq. */
-static inline void bench_elem_set(struct bench_elem *e, unsigned id, uint64_t seq)
+static inline void bench_elem_set(struct hwt_cmdq_cmd *e, unsigned id, uint64_t seq)
 {
 	e->dw[0] = HWT_SMMU_OP_TLBI_NH_VA;
 	e->dw[1] = 0;
@@ -40,12 +37,12 @@ static inline void bench_elem_set(struct bench_elem *e, unsigned id, uint64_t se
 	hwt_smmu_put(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_ADDR, seq << 12);
 }
 
-static inline unsigned bench_elem_id(const struct bench_elem *e)
+static inline unsigned bench_elem_id(const struct hwt_cmdq_cmd *e)
 {
 	return (unsigned)hwt_smmu_get(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_VMID);
 }
 
-static inline uint64_t bench_elem_seq(const struct bench_elem *e)
+static inline uint64_t bench_elem_seq(const struct hwt_cmdq_cmd *e)
 {
 	return hwt_smmu_get(e->dw, HWT_SMMU_OP_TLBI_NH_VA, HWT_SMMU_F_ADDR) >> 12;
 }
@@ -76,7 +73,7 @@ struct bench_queue_ops {
 	 * consumer.  abort: set by anyone who gives up; waits end on it. */
 	int (*begin)(void *q, unsigned nprod, _Atomic int *abort);
 	/* Producer id puts e[0..n) (n <= half the slots): 0 or -errno. */
-	int (*put)(void *q, unsigned id, const struct bench_elem *e, unsigned n);
+	int (*put)(void *q, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n);
 	/* Every element put so far has been consumed: 0 or -errno.  Called by
 	 * the main thread while no producer puts. */
 	int (*drain)(void *q);
@@ -103,9 +100,9 @@ struct bench_ring_ops {
 	int (*create)(void **r, unsigned log2);
 	void (*destroy)(void *r);
 	/* Up to n elements (any producer thread); returns how many went in. */
-	unsigned (*enqueue)(void *r, const struct bench_elem *e, unsigned n);
+	unsigned (*enqueue)(void *r, const struct hwt_cmdq_cmd *e, unsigned n);
 	/* Up to max elements (the one consumer thread); returns how many. */
-	unsigned (*dequeue)(void *r, struct bench_elem *e, unsigned max);
+	unsigned (*dequeue)(void *r, struct hwt_cmdq_cmd *e, unsigned max);
 	/* enqueue/dequeue wait themselves (bounded, ~1 ms) when full/empty. */
 	bool blocks;
 };
@@ -114,7 +111,7 @@ int bench_ring_create(const struct bench_queue_ops *self, const struct bench_que
 		      void **q, struct bench_queue_desc *desc);
 void bench_ring_destroy(void *q);
 int bench_ring_begin(void *q, unsigned nprod, _Atomic int *abort);
-int bench_ring_put(void *q, unsigned id, const struct bench_elem *e, unsigned n);
+int bench_ring_put(void *q, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n);
 int bench_ring_drain(void *q);
 int bench_ring_end(void *q);
 

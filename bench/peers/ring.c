@@ -46,7 +46,7 @@ static bool aborted(struct rq *q)
 static void *consumer(void *arg)
 {
 	struct rq *q = arg;
-	struct bench_elem buf[BENCH_CONS_BURST];
+	struct hwt_cmdq_cmd buf[BENCH_CONS_BURST];
 	uint64_t last[BENCH_MAX_PROD] = { 0 };
 	/* an idle wait, ended by stop (always set by bench_ring_end) */
 	struct util_wait w = UTIL_WAIT(UTIL_SPIN_NS, UINT64_MAX);
@@ -100,7 +100,7 @@ static int wait_done(struct rq *q, unsigned id, uint64_t seq)
 	return 0;
 }
 
-int bench_ring_put(void *p, unsigned id, const struct bench_elem *e, unsigned n)
+int bench_ring_put(void *p, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct rq *q = p;
 	struct util_wait w = UTIL_WAIT(UTIL_SPIN_NS, q->timeout_ns);

@@ -112,6 +112,8 @@ struct hwt_misaligned_report {
 	unsigned budget_us; /* per CPU, as used */
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored */
+	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
+			     * override, or no cache folder) */
 };
 
 /*

@@ -114,10 +114,11 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 
 /*
  * Set CR0 to cr0 and wait (bounded by the queue's timeout) until the device
- * acknowledges it: A_ACK pairs with the device's R_ACK.  A device that does
- * not run acknowledges an enable when it starts, and has nothing to
- * acknowledge for a disable (CR0ACK is 0 while it is stopped).  -EINVAL: the
- * device refused the enable (CMDQ_BASE describes no queue it can read).
+ * acknowledges this very write (CR0ACK echoes its count): A_ACK pairs with
+ * the device's R_ACK.  A device that does not run acknowledges an enable
+ * when it starts, and has nothing to acknowledge for a disable (CR0ACK is 0
+ * while it is stopped).  -EINVAL: the device refused the enable (CMDQ_BASE
+ * describes no queue it can read).
  */
 static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 {
@@ -128,8 +129,7 @@ static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 	while ((ack = hwt__reg_read_cr0ack(q->regs)) != v) { /* A_ACK */
 		if (ack >> HWT__CR0_SEQ_SHIFT == v >> HWT__CR0_SEQ_SHIFT)
 			return -EINVAL; /* our write, answered with CMDQEN clear */
-		if (!(cr0 & HWT_SMMU_CR0_CMDQEN) ? !hwt__reg_cmdq_enabled(q->regs)
-						 : !hwt__reg_device_live(q->regs))
+		if (!hwt__reg_device_live(q->regs) && !(ack & HWT_SMMU_CR0_CMDQEN))
 			return 0;
 		if (hwt__now_ns() > deadline)
 			return -ETIMEDOUT;
@@ -252,7 +252,8 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	if (err) {
 		hwt__cmdq_log(q, "CMDQ enable not acknowledged");
 		if (disable_and_unmap(q)) {
-			hwt__cmdq_log(q, "CMDQ disable not acknowledged: leaking the queue");
+			hwt__cmdq_log(q, "CMDQ disable not acknowledged: leaking the queue "
+					 "(the device stays attached to it)");
 			return err; /* the device may still read the queue: keep it */
 		}
 		goto detach;
@@ -278,6 +279,9 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 				 "(the device stays attached to it)");
 		return;
 	}
-	hwt__bus_detach(q->dev, q);
+	if (hwt__bus_detach(q->dev, q)) {
+		hwt__cmdq_log(q, "CMDQ re-enabled while being destroyed: leaking the queue");
+		return;
+	}
 	free_queue(q);
 }

@@ -40,8 +40,9 @@
  *      past the sync; or the wired-IRQ callback or SEV after R_CONS.
  *   6. Error: CONS.ERR (R_CONS), GERROR toggled (R_GERR), GERROR line, then
  *      wait for GERRORN (A_GERRN), clear CONS.ERR and re-fetch at CONS.  A
- *      stop, pause or disable interrupts the wait; the error stays pending
- *      (err_pending) and the wait resumes, without a second interrupt. 
+ *      pause interrupts the wait; the error stays pending (err_pending) and
+ *      the wait resumes without a second interrupt.  After a stop or a
+ *      disable, the next enable raises the unacknowledged error again.
  *
  * The hot path takes no lock and makes no system call: counters are plain
  * load + store by the consumer only, the cache models' lock is taken only
@@ -185,13 +186,14 @@ static void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 /*
  * Sit still while PAUSE is set.  parked = 1 tells hwt_smmu_dev_pause() that
  * no command is in flight; seq_cst on both sides of the ctl/parked pair.
- * CR0 is still acknowledged (within a sleep, 5 ms): enabling and disabling
- * touch no queue memory.  Returns false if asked to stop.
+ * CR0 is still acted on (enabling and disabling touch no queue memory).
+ * Sleeps on the doorbell (S1..S4 of smmu/regs.h), which resume, stop and a
+ * CR0 write ring.  Returns false if asked to stop.
  */
 static bool park(struct hwt_smmu_dev *dev)
 {
 	for (;;) {
-		uint32_t c, cr0;
+		uint32_t c, cr0, db;
 
 		atomic_store_explicit(&dev->parked, 1, memory_order_seq_cst);
 		cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
@@ -204,7 +206,12 @@ static bool park(struct hwt_smmu_dev *dev)
 			atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
 			return true;
 		}
-		hwt__futex_wait(&dev->ctl, c, SLEEP_NS);
+		atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst); /* S1 */
+		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
+		if (atomic_load_explicit(&dev->ctl, memory_order_seq_cst) == c &&        /* S3 */
+		    atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst) == dev->cr0)
+			hwt__futex_wait(&dev->regs.db, db, SLEEP_NS);                    /* S4 */
+		atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
 	}
 }
 

@@ -216,11 +216,11 @@ out:
 	return err;
 }
 
-/* Wake the consumer wherever it sleeps (doorbell or park). */
+/* Wake the consumer wherever it sleeps (doorbell, error wait or park: all
+ * on DB), after the caller's seq_cst ctl RMW. */
 static void kick(struct hwt_smmu_dev *dev)
 {
-	hwt__reg_ring(&dev->regs); /* DB2/DB3 after the caller's seq_cst ctl RMW */
-	hwt__futex_wake(&dev->ctl, 1);
+	hwt__reg_ring(&dev->regs); /* DB2/DB3 */
 }
 
 /* Wait (bounded) until parked == want. */

@@ -212,12 +212,14 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	}
 	if (opts->override_speed) {
 		out->source = HWT_MISALIGNED_FROM_OVERRIDE;
+		out->cache_off = true;
 		goto done;
 	}
 
 	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS)) &&
 		   hwt__cache_key_current(&key) == 0 &&
 		   hwt__cache_path(opts->cache_dir, path, sizeof(path)) == 0;
+	out->cache_off = !cache_on;
 	if (cache_on) {
 		/* Loaded even to refresh: other CPUs' entries are kept on rewrite. */
 		ret = hwt__cache_load(path, &key, &cached, &ncached);

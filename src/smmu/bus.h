@@ -57,7 +57,7 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
  * Register [va, va + len) for device access; *iova receives the IOVA of va.
  * va must be 4-byte aligned, 0 < len <= HWT__BUS_REGION_MAX.  May be called
  * while the device runs.  An unmapped slot is reused only while no queue is
- * enabled (the consumer may translate a stale IOVA while it consumes).
+ * enabled (the consumer may still complete an MSI it translated earlier).
  * -EINVAL, -ENOSPC (every slot in use).
  */
 int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *iova);

@@ -9,13 +9,14 @@
  * Queue enable is a handshake, as CR0/CR0ACK are on an SMMUv3: the driver
  * writes CMDQ_BASE, PROD and CONS while CR0.CMDQEN is 0, then sets
  * CR0.CMDQEN (R_CR0); the device acts on it when it runs (at start, or in
- * its loop, paused or not) and reports it in CR0ACK.CMDQEN (R_ACK).  Once a
- * driver has cleared CR0.CMDQEN and then seen CR0ACK.CMDQEN == 0 under the
- * device's lock (hwt__bus_dma_unmap of the queue succeeding), the device no
- * longer reads queue memory nor calls the GERROR line: a start racing the
- * disable holds that lock until its own acknowledgement is visible.  A
- * stopped device keeps CR0ACK at 0, so CR0ACK.CMDQEN also answers "is
- * anybody consuming?".  An enable the device refuses (CMDQ_BASE describes no
+ * its loop, paused or not) and reports it in CR0ACK (R_ACK), which echoes
+ * the CR0 value it acted on.  Once a driver has cleared CR0.CMDQEN, seen
+ * CR0ACK equal to that write (or the device not live, with CR0ACK.CMDQEN
+ * 0), and then unmapped the queue (hwt__bus_dma_unmap refuses under the
+ * device's lock while CR0ACK.CMDQEN is set: a start racing the disable holds
+ * that lock until its own acknowledgement is visible), the device no longer
+ * reads queue memory nor calls the GERROR line.  A stopped device keeps
+ * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".  An enable the device refuses (CMDQ_BASE describes no
  * queue) makes hwt_smmu_dev_start fail with -EINVAL, or, on a running
  * device, is acknowledged with CMDQEN 0 and never consumed.
  *
@@ -68,13 +69,13 @@ struct hwt__smmu_regs {
 	_Atomic uint32_t gerrorn;                        /* GERRORN: error acknowledge */
 	/* Written by the driver rarely: the device reads cr0 per command from
 	 * a line that producers do not bounce. */
-	alignas(HWT__CACHELINE) _Atomic uint32_t cr0;    /* CR0: CMDQEN */
+	alignas(HWT__CACHELINE) _Atomic uint32_t cr0;    /* CR0: CMDQEN, write count [31:16] */
 	_Atomic uint64_t cmdq_base;                      /* CMDQ_BASE: IOVA | LOG2SIZE */
 
 	/* Written by the device, read by the driver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t cons;   /* CMDQ_CONS, ERR in [30:24] */
 	_Atomic uint32_t gerror;                         /* GERROR: toggled on error */
-	_Atomic uint32_t cr0ack;                         /* CR0ACK: CMDQEN as in effect */
+	_Atomic uint32_t cr0ack;                         /* CR0ACK: CR0 as acted on */
 	_Atomic uint32_t live;     /* 1 while the consumer thread runs (no SMMUv3
 				    * register: a software device can be off) */
 
@@ -182,18 +183,21 @@ static inline void hwt__reg_reset_queue(struct hwt__smmu_regs *r, uint64_t base)
 
 /*
  * Request CR0 = v (HWT_SMMU_CR0_*) and return the value written: v plus a
- * write count in bits [31:16] (RES0 on an SMMUv3; only the attached driver
- * writes CR0).  The count makes every write a change the device acts on,
- * and CR0ACK echoes it: CR0ACK == the value written means done, the same
- * count with CMDQEN clear means the enable was refused.  R_CR0 (seq_cst, so
- * also a release): pairs with the device's A_CR0, which then sees
- * CMDQ_BASE, PROD and CONS as written before.
+ * write count in bits [31:16] (RES0 on an SMMUv3), never 0, so that it never
+ * matches the CR0ACK of a stopped device (0).  A load then a store: one
+ * writer only (the attached driver).  The count makes every write a change
+ * the device acts on, and CR0ACK echoes it: CR0ACK == the value written
+ * means done; the same count with CMDQEN clear means the enable was
+ * refused.  R_CR0 (seq_cst, so also a release): pairs with the device's
+ * A_CR0, which then sees CMDQ_BASE, PROD and CONS as written before.
  */
 #define HWT__CR0_SEQ_SHIFT 16
 static inline uint32_t hwt__reg_write_cr0(struct hwt__smmu_regs *r, uint32_t v)
 {
 	uint32_t seq = (atomic_load_explicit(&r->cr0, memory_order_relaxed) >> HWT__CR0_SEQ_SHIFT) + 1;
 
+	seq &= (1u << (32 - HWT__CR0_SEQ_SHIFT)) - 1;
+	seq += !seq;
 	v = seq << HWT__CR0_SEQ_SHIFT | (v & ((1u << HWT__CR0_SEQ_SHIFT) - 1));
 	atomic_store_explicit(&r->cr0, v, memory_order_seq_cst);                 /* R_CR0 */
 	hwt__reg_ring(r);

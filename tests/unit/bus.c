@@ -143,7 +143,50 @@ TEST(attach_and_detach_belong_to_the_owner)
 	ASSERT_OK(hwt__bus_detach(dev, &a));
 	ASSERT_EQ(hwt__bus_detach(dev, &a), -EPERM); /* not attached any more */
 	ASSERT_OK(hwt__bus_attach(dev, &b, NULL, NULL));
+	ASSERT_EQ(hwt__bus_set_gerror_irq(dev, &a, NULL, NULL), -EPERM);
+	ASSERT_OK(hwt__bus_set_gerror_irq(dev, &b, NULL, NULL));
 	ASSERT_OK(hwt__bus_detach(dev, &b));
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* The owner cannot detach while its queue is enabled (the device would go
+ * on reading the queue and calling the owner's GERROR line). */
+TEST(detach_waits_for_the_disable)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	void *mem = aligned_alloc(4096, 4096);
+	uint64_t iova;
+	int owner;
+
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_OK(hwt__bus_attach(dev, &owner, NULL, NULL));
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
+	hwt__reg_reset_queue(r, iova | 8);
+	hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_EQ(hwt__bus_detach(dev, &owner), -EBUSY);
+	ASSERT_OK(hwt_smmu_dev_stop(dev)); /* CR0ACK 0 */
+	ASSERT_OK(hwt__bus_detach(dev, &owner));
+	hwt_smmu_dev_destroy(dev);
+	free(mem);
+}
+
+/* The write count never repeats a value a stopped device's CR0ACK (0) could
+ * be mistaken for, even after it wraps. */
+TEST(cr0_write_count_skips_zero)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	struct hwt_cmdq_options o = quiet_opts(1000);
+	struct hwt_cmdq *q;
+
+	for (unsigned i = 0; i < 65535; i++)
+		ASSERT_NE(hwt__reg_write_cr0(r, 0) >> HWT__CR0_SEQ_SHIFT, 0);
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* its enable: the count wraps here */
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
 }
 
@@ -247,8 +290,13 @@ TEST_TIMEOUT(disable_is_acknowledged_between_commands, 30)
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
 	ASSERT_OK(hwt_cmdq_issue(q, cmds, 200, false));
+	do { /* the device is inside the run of 200 */
+		hwt__sleep_ns(1000000);
+		hwt_smmu_dev_get_stats(dev, &st);
+	} while (!st.cmds);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_GT(st.cmds, 0);
 	ASSERT_LT(st.cmds, 200);
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* not -EBUSY: nothing leaked */
 	hwt_cmdq_destroy(q);

@@ -39,7 +39,7 @@ int util_queue_create(const struct util_queue_cfg *c, struct hwt_smmu_dev **dev,
 	if (!err && c->start)
 		err = hwt_smmu_dev_start(*dev);
 	if (!err && !c->auto_poll) {
-		hwt_cmdq_info(*q, &info);
+		hwt_cmdq_get_info(*q, &info);
 		if (info.msipolling == c->cons_poll)
 			err = -EINVAL;
 	}
