@@ -85,21 +85,21 @@ struct seg;
 /* Written per element by its producer: on lines of its own (128-byte pairs,
  * for the adjacent-line prefetch) apart from the flags others poll. */
 struct prod {
-	alignas(128) struct seg *s;
+	alignas(UTIL_LINE) struct seg *s;
 	unsigned id;
 	int cpu;
 	uint64_t seq, timed; /* bursts issued in the timed run */
 	int err;
 	pthread_t th;
-	alignas(64) struct hwt_cmdq_cmd e[MAX_BURST];
+	alignas(UTIL_LINE) struct hwt_cmdq_cmd e[MAX_BURST];
 };
 
 struct seg {
 	struct impl *im;
 	unsigned burst, nprod, warm;
 	uint64_t timeout_ns, spin_ns;
-	alignas(128) _Atomic int go;
-	alignas(128) _Atomic int stop; /* producers stop */
+	alignas(UTIL_LINE) _Atomic int go;
+	alignas(UTIL_LINE) _Atomic int stop; /* producers stop */
 	_Atomic int failed;
 	_Atomic unsigned ready;
 	struct prod p[BENCH_MAX_PROD];

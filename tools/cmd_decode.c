@@ -91,7 +91,7 @@ static void explain_invalid(const char *name, const uint64_t dw[2], const uint64
 		unsigned d, hi, lo;
 		uint64_t v;
 
-		hwt_smmu_field_layout(dw[0] & 0xff, (enum hwt_smmu_field)order[i], &d, &hi, &lo);
+		hwt_smmu_field_layout(hwt_smmu_opcode(dw), (enum hwt_smmu_field)order[i], &d, &hi, &lo);
 		v = (dw[d] >> lo) & (~0ull >> (63 - (hi - lo)));
 		if ((order[i] == HWT_SMMU_F_CS || order[i] == HWT_SMMU_F_RESP) && v == 3) {
 			cli_error("decode: %s: invalid %s value 3", name,

@@ -28,13 +28,13 @@ struct rq {
 	unsigned nprod;
 	_Atomic int *abort;
 	pthread_t cons;
-	alignas(128) _Atomic int stop; /* the consumer stops once it finds the ring empty */
+	alignas(UTIL_LINE) _Atomic int stop; /* the consumer stops once it finds the ring empty */
 	_Atomic int bad;               /* the consumer saw a sequence gap */
 	struct {
-		alignas(128) _Atomic uint64_t v; /* the consumer's last seq of a producer */
+		alignas(UTIL_LINE) _Atomic uint64_t v; /* the consumer's last seq of a producer */
 	} done[BENCH_MAX_PROD];
 	struct {
-		alignas(128) uint64_t v; /* the producer's last seq put: its own */
+		alignas(UTIL_LINE) uint64_t v; /* the producer's last seq put: its own */
 	} sent[BENCH_MAX_PROD];
 };
 

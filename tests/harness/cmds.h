@@ -12,6 +12,23 @@
 #include <hwtune/smmu.h>
 
 #include <stdint.h>
+#include <string.h>
+
+/* An empty command of opcode op (no field set). */
+static inline void tst_cmd_init(struct hwt_smmu_cmd *c, unsigned op)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = (uint8_t)op;
+}
+
+/* xorshift64: deterministic pseudo-random values from the seed at *s. */
+static inline uint64_t tst_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
 
 /* A field and its value: TST_FV(SID, 7). */
 struct tst_fv {

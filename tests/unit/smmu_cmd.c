@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* SMMUv3 command codec: every opcode, every field, every reserved bit. */
 #include "harness/harness.h"
+#include "harness/cmds.h"
 
 #include <hwtune/smmu.h>
 
@@ -91,12 +92,6 @@ static uint64_t stored(const struct row *r, uint64_t v)
 	return is_inplace(r->f) ? v : v << r->lo;
 }
 
-static void cmd_init(struct hwt_smmu_cmd *c, unsigned op)
-{
-	memset(c, 0, sizeof(*c));
-	c->op = (uint8_t)op;
-}
-
 static void expect_encode(const struct hwt_smmu_cmd *c, uint64_t dw0, uint64_t dw1)
 {
 	uint64_t dw[2] = { ~0ull, ~0ull };
@@ -166,12 +161,12 @@ TEST(every_field_at_its_limits)
 			uint64_t e[2] = { r->op, 0 };
 
 			e[r->dw] |= stored(r, vals[k]);
-			cmd_init(&c, r->op);
+			tst_cmd_init(&c, r->op);
 			hwt_smmu_cmd_set(&c, (enum hwt_smmu_field)r->f, vals[k]);
 			expect_encode(&c, e[0], e[1]);
 		}
 		/* one past the top: a bit above hi */
-		cmd_init(&c, r->op);
+		tst_cmd_init(&c, r->op);
 		if (is_inplace(r->f)) {
 			if (r->hi < 63) {
 				hwt_smmu_cmd_set(&c, (enum hwt_smmu_field)r->f, 1ull << (r->hi + 1));
@@ -201,7 +196,7 @@ TEST(every_opcode_all_fields_max_and_zero)
 		struct hwt_smmu_cmd c;
 		uint64_t e[2] = { ops[i].op, 0 };
 
-		cmd_init(&c, ops[i].op);
+		tst_cmd_init(&c, ops[i].op);
 		expect_encode(&c, ops[i].op, 0); /* no fields set: all zero */
 		for (size_t k = 0; k < NROWS; k++)
 			if (rows[k].op == ops[i].op) {
@@ -218,32 +213,23 @@ TEST(every_opcode_all_fields_max_and_zero)
 	}
 }
 
-/* xorshift64: deterministic field values */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 TEST(random_round_trips)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 
 	for (int n = 0; n < 20000; n++) {
-		unsigned op = ops[rnd(&s) % NOPS].op;
+		unsigned op = ops[tst_rand(&s) % NOPS].op;
 		struct hwt_smmu_cmd c;
 		uint64_t e[2] = { op, 0 };
 
-		cmd_init(&c, op);
+		tst_cmd_init(&c, op);
 		for (size_t k = 0; k < NROWS; k++) {
 			const struct row *r = &rows[k];
 			uint64_t v;
 
-			if (r->op != op || (rnd(&s) & 3) == 0)
+			if (r->op != op || (tst_rand(&s) & 3) == 0)
 				continue;
-			v = rnd(&s) & MASK64(r->hi, r->lo);
+			v = tst_rand(&s) & MASK64(r->hi, r->lo);
 			if (!is_inplace(r->f))
 				v >>= r->lo;
 			if (v > max_of(r))
@@ -316,7 +302,7 @@ TEST(unknown_opcodes)
 		ASSERT_EQ(c.op, op);
 		ASSERT_EQ(c.has, 0);
 		ASSERT_EQ(hwt_smmu_decode(junk, &c), -ENOENT);
-		cmd_init(&c, op);
+		tst_cmd_init(&c, op);
 		ASSERT_EQ(hwt_smmu_encode(&c, dw), -ENOENT);
 		ASSERT_TRUE(hwt_smmu_op_name(op) == NULL);
 		ASSERT_EQ(hwt_smmu_field_layout(op, HWT_SMMU_F_SID, NULL, NULL, NULL), -ENOENT);
@@ -335,7 +321,7 @@ TEST(encode_rejects_fields_the_opcode_lacks)
 
 			if (has_of(ops[i].op) & (1u << f))
 				continue;
-			cmd_init(&c, ops[i].op);
+			tst_cmd_init(&c, ops[i].op);
 			c.has = 1u << f; /* value 0: still not a field of this opcode */
 			ASSERT_EQ(hwt_smmu_encode(&c, dw), -EINVAL);
 			ASSERT_EQ_U64(dw[0], 1); /* untouched on error */
@@ -358,7 +344,7 @@ TEST(invalid_values)
 		struct hwt_smmu_cmd c;
 		uint64_t dw[2] = { bad[i].op, 0 };
 
-		cmd_init(&c, bad[i].op);
+		tst_cmd_init(&c, bad[i].op);
 		hwt_smmu_cmd_set(&c, (enum hwt_smmu_field)bad[i].f, 3);
 		ASSERT_EQ(hwt_smmu_encode(&c, dw), -EINVAL);
 		for (uint64_t v = 0; v < 3; v++) {
@@ -407,25 +393,25 @@ TEST(known_vectors)
 	struct hwt_smmu_cmd c;
 
 	/* CMD_SYNC CS=SEV MSH=IS MSIATTR=WB: 0x46 | 2<<12 | 3<<22 | 0xf<<24 */
-	cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
+	tst_cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_CS, HWT_SMMU_CS_SEV);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSH, HWT_SMMU_SYNC_MSH_IS);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSIATTR, HWT_SMMU_SYNC_MSIATTR_WB);
 	expect_encode(&c, 0x000000000fc02046ull, 0);
 
 	/* CFGI_STE SID=0x12345678 LEAF=1 */
-	cmd_init(&c, HWT_SMMU_OP_CFGI_STE);
+	tst_cmd_init(&c, HWT_SMMU_OP_CFGI_STE);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SID, 0x12345678);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_LEAF, 1);
 	expect_encode(&c, 0x1234567800000003ull, 1);
 
 	/* CFGI_ALL as the kernel issues it: RANGE 31 */
-	cmd_init(&c, HWT_SMMU_OP_CFGI_ALL);
+	tst_cmd_init(&c, HWT_SMMU_OP_CFGI_ALL);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_RANGE, 31);
 	expect_encode(&c, 0x04, 0x1f);
 
 	/* TLBI_NH_VA VMID=1 ASID=0xabcd NUM=3 SCALE=5 LEAF=1 TTL=3 TG=1 */
-	cmd_init(&c, HWT_SMMU_OP_TLBI_NH_VA);
+	tst_cmd_init(&c, HWT_SMMU_OP_TLBI_NH_VA);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_VMID, 1);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_ASID, 0xabcd);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_NUM, 3);
@@ -437,13 +423,13 @@ TEST(known_vectors)
 	expect_encode(&c, 0xabcd000100503012ull, 0xffff800012345701ull);
 
 	/* TLBI_S2_IPA: IPA bits [51:12] only */
-	cmd_init(&c, HWT_SMMU_OP_TLBI_S2_IPA);
+	tst_cmd_init(&c, HWT_SMMU_OP_TLBI_S2_IPA);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_VMID, 0xffff);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, 0x000ffffffffff000ull);
 	expect_encode(&c, 0x0000ffff0000002aull, 0x000ffffffffff000ull);
 
 	/* ATC_INV GLOBAL SSV SSID=0xfffff SID=7, whole ATC (SIZE 52) */
-	cmd_init(&c, HWT_SMMU_OP_ATC_INV);
+	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_GLOBAL, 1);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SSV, 1);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SSID, 0xfffff);
@@ -453,21 +439,21 @@ TEST(known_vectors)
 	expect_encode(&c, 0x00000007fffffa40ull, 0x34);
 
 	/* PRI_RESP SID=5 GRPID=0x1ff RESP=SUCC */
-	cmd_init(&c, HWT_SMMU_OP_PRI_RESP);
+	tst_cmd_init(&c, HWT_SMMU_OP_PRI_RESP);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SID, 5);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_GRPID, 0x1ff);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_RESP, HWT_SMMU_PRI_SUCC);
 	expect_encode(&c, 0x0000000500000041ull, 0x21ff);
 
 	/* RESUME RESP=RETRY SID=9 STAG=0xffff */
-	cmd_init(&c, HWT_SMMU_OP_RESUME);
+	tst_cmd_init(&c, HWT_SMMU_OP_RESUME);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_RESP, HWT_SMMU_RESUME_RETRY);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SID, 9);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_STAG, 0xffff);
 	expect_encode(&c, 0x0000000900001044ull, 0xffff);
 
 	/* TLBI_NSNH_ALL has no fields at all */
-	cmd_init(&c, HWT_SMMU_OP_TLBI_NSNH_ALL);
+	tst_cmd_init(&c, HWT_SMMU_OP_TLBI_NSNH_ALL);
 	expect_encode(&c, 0x30, 0);
 }
 
@@ -481,7 +467,7 @@ TEST(kernel_msi_sync_decodes)
 		uint64_t msiaddr = base + idx * 16ull, dw[2];
 		struct hwt_smmu_cmd c;
 
-		cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
+		tst_cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
 		hwt_smmu_cmd_set(&c, HWT_SMMU_F_CS, HWT_SMMU_CS_IRQ);
 		hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSH, HWT_SMMU_SYNC_MSH_IS);
 		hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSIATTR, HWT_SMMU_SYNC_MSIATTR_WB);
@@ -500,7 +486,7 @@ TEST(kernel_msi_sync_decodes)
 		struct hwt_smmu_cmd c;
 		uint64_t dw[2];
 
-		cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
+		tst_cmd_init(&c, HWT_SMMU_OP_CMD_SYNC);
 		hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSIADDR, 0x000ffffffffffffcull);
 		expect_encode(&c, 0x46, 0x000ffffffffffffcull);
 		hwt_smmu_cmd_set(&c, HWT_SMMU_F_MSIADDR, 0x0010000000000000ull);
@@ -517,7 +503,7 @@ TEST(queue_memory_is_little_endian)
 	uint64_t le[2], dw[2];
 	struct hwt_smmu_cmd c;
 
-	cmd_init(&c, HWT_SMMU_OP_CFGI_CD);
+	tst_cmd_init(&c, HWT_SMMU_OP_CFGI_CD);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SID, 0x01020304);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SSID, 0xabcde);
 	hwt_smmu_cmd_set(&c, HWT_SMMU_F_LEAF, 1);
@@ -553,7 +539,7 @@ TEST(fast_get_put_match_codec)
 			struct hwt_smmu_cmd c;
 			uint64_t a[2], b[2] = { r->op, 0 };
 
-			cmd_init(&c, r->op);
+			tst_cmd_init(&c, r->op);
 			hwt_smmu_cmd_set(&c, (enum hwt_smmu_field)r->f, vals[k]);
 			ASSERT_OK(hwt_smmu_encode(&c, a));
 			hwt_smmu_put(b, r->op, (enum hwt_smmu_field)r->f, vals[k]);
@@ -580,154 +566,4 @@ TEST(fast_sync_build)
 	ASSERT_EQ_U64(hwt_smmu_get(dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_CS), HWT_SMMU_CS_IRQ);
 	hwt_smmu_sync_build(dw, HWT_SMMU_CS_NONE, 0);
 	ASSERT_EQ_U64(dw[0], 0x000000000fc00046ull);
-}
-
-static void atc(uint64_t addr, uint64_t size, uint64_t want_addr, uint64_t want_size)
-{
-	struct hwt_smmu_cmd c;
-	uint64_t dw[2];
-
-	cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-	hwt_smmu_atc_inv_span(&c, addr, size);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], want_addr);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], want_size);
-	ASSERT_OK(hwt_smmu_encode(&c, dw));
-}
-
-TEST(atc_inv_span)
-{
-	uint64_t s = 12345;
-
-	atc(0x1000, 0x1000, 0x1000, 0);
-	atc(0x5000, 1, 0x5000, 0);
-	atc(0x1000, 0x2000, 0, 2);  /* pages 1..2 -> span of 4 from 0 */
-	atc(0x1fff, 2, 0, 2);       /* pages 1 and 2 */
-	atc(0x8000, 0x8000, 0x8000, 3);
-	atc(0xdead000, 0, 0, 52);   /* size 0: everything */
-	atc(0, ~0ull, 0, 52);
-	atc(0xfffffffffffff000ull, 0x2000, 0xfffffffffffff000ull, 0); /* clamped at the top */
-	for (int n = 0; n < 20000; n++) {
-		uint64_t addr = rnd(&s) >> (rnd(&s) % 64), size = (rnd(&s) >> (rnd(&s) % 64)) + 1;
-		uint64_t last = addr + size - 1 < addr ? ~0ull : addr + size - 1;
-		struct hwt_smmu_cmd c;
-		uint64_t a, lg;
-
-		cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-		hwt_smmu_atc_inv_span(&c, addr, size);
-		a = c.f[HWT_SMMU_F_ADDR];
-		lg = c.f[HWT_SMMU_F_SIZE];
-		if (lg == 52) {
-			ASSERT_EQ_U64(a, 0);
-			ASSERT_GE(64 - __builtin_clzll((addr >> 12) ^ (last >> 12)), 52);
-			continue;
-		}
-		/* aligned, covers, and half of it would not */
-		ASSERT_EQ_U64(a & ((1ull << (lg + 12)) - 1), 0);
-		ASSERT_TRUE(a <= addr && last - a < (1ull << (lg + 12)));
-		if (lg > 0)
-			ASSERT_NE((addr >> (lg - 1 + 12)), (last >> (lg - 1 + 12)));
-	}
-}
-
-/* Walk a range TLBI; return the number of commands, check contiguity. */
-static unsigned tlbi_walk(uint64_t iova, uint64_t size, unsigned tg, unsigned gran, int leaf,
-			  int range, uint64_t *covered)
-{
-	struct hwt_smmu_tlbi_range r;
-	struct hwt_smmu_cmd c;
-	uint64_t next = iova, dw[2];
-	unsigned n = 0;
-
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, iova, size, tg, gran, leaf, range), 0);
-	cmd_init(&c, HWT_SMMU_OP_TLBI_NH_VA);
-	hwt_smmu_cmd_set(&c, HWT_SMMU_F_ASID, 7);
-	while (hwt_smmu_tlbi_range_next(&r, &c) == 1) {
-		uint64_t span;
-
-		ASSERT_LT(n, 100000);
-		ASSERT_OK(hwt_smmu_encode(&c, dw));
-		ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], next);
-		ASSERT_EQ(c.f[HWT_SMMU_F_LEAF], !!leaf);
-		if (range) {
-			ASSERT_EQ(c.f[HWT_SMMU_F_TG], (tg - 10) / 2);
-			span = (c.f[HWT_SMMU_F_NUM] + 1) << (c.f[HWT_SMMU_F_SCALE] + tg);
-		} else {
-			ASSERT_EQ(c.f[HWT_SMMU_F_TG], 0);
-			ASSERT_EQ(c.f[HWT_SMMU_F_TTL], 0);
-			span = 1ull << gran;
-		}
-		next += span;
-		n++;
-	}
-	ASSERT_EQ(hwt_smmu_tlbi_range_next(&r, &c), 0);
-	*covered = next - iova;
-	return n;
-}
-
-TEST(tlbi_range)
-{
-	struct hwt_smmu_tlbi_range r;
-	struct hwt_smmu_cmd c;
-	uint64_t cov, s = 777;
-
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0, 0x1000, 13, 13, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0, 0x1000, 12, 11, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0, 0x1000, 12, 13, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0, 0x1000, 12, 39, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0x800, 0x1000, 12, 12, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0, 0, 12, 12, 1, 1), -EINVAL);
-	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0xfffffffffffff000ull, 0x2000, 12, 12, 1, 1),
-		  -EINVAL);
-
-	/* one command per page without range invalidation */
-	ASSERT_EQ(tlbi_walk(0x10000, 0x3000, 12, 12, 1, 0, &cov), 3);
-	ASSERT_EQ_U64(cov, 0x3000);
-	/* 33 pages: 1 page (NUM 0 SCALE 0), then 32 (NUM 0 SCALE 5) */
-	ASSERT_OK(hwt_smmu_tlbi_range_init(&r, 0x100000, 33 << 12, 12, 12, 1, 1));
-	cmd_init(&c, HWT_SMMU_OP_TLBI_NH_VA);
-	ASSERT_EQ(hwt_smmu_tlbi_range_next(&r, &c), 1);
-	ASSERT_EQ(c.f[HWT_SMMU_F_NUM], 0);
-	ASSERT_EQ(c.f[HWT_SMMU_F_SCALE], 0);
-	ASSERT_EQ(c.f[HWT_SMMU_F_TG], 1);
-	ASSERT_EQ(c.f[HWT_SMMU_F_TTL], 3);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], 0x100000);
-	ASSERT_EQ(hwt_smmu_tlbi_range_next(&r, &c), 1);
-	ASSERT_EQ(c.f[HWT_SMMU_F_NUM], 0);
-	ASSERT_EQ(c.f[HWT_SMMU_F_SCALE], 5);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], 0x101000);
-	ASSERT_EQ(hwt_smmu_tlbi_range_next(&r, &c), 0);
-	/* TTL from the leaf size: 4K page 3, 2M block 2, 1G block 1; 64K granule 3 */
-	ASSERT_OK(hwt_smmu_tlbi_range_init(&r, 0, 1 << 21, 12, 21, 1, 1));
-	ASSERT_EQ(r.ttl, 2);
-	ASSERT_OK(hwt_smmu_tlbi_range_init(&r, 0, 1 << 30, 12, 30, 1, 1));
-	ASSERT_EQ(r.ttl, 1);
-	ASSERT_OK(hwt_smmu_tlbi_range_init(&r, 0, 1 << 16, 16, 16, 1, 1));
-	ASSERT_EQ(r.ttl, 3);
-	/* a non-leaf single page is widened to two (NUM 0 SCALE 0 is avoided) */
-	ASSERT_EQ(tlbi_walk(0x4000, 0x1000, 12, 12, 0, 1, &cov), 1);
-	ASSERT_EQ_U64(cov, 0x2000);
-	/* the top of the address space does not wrap into a loop */
-	ASSERT_EQ(tlbi_walk(0xffffffffffffe000ull, 0x2000, 12, 12, 1, 1, &cov), 1);
-	ASSERT_EQ(tlbi_walk(0xffffffffffffe000ull, 0x2000, 12, 12, 1, 0, &cov), 2);
-
-	/* 2^40 pages: SCALE tops out at 31, 32 units of 2^31 pages each */
-	ASSERT_EQ(tlbi_walk(0, 1ull << 52, 12, 12, 1, 1, &cov), 16);
-	ASSERT_EQ_U64(cov, 1ull << 52);
-	ASSERT_EQ(tlbi_walk(0, (1ull << 52) + (3 << 12), 12, 12, 1, 1, &cov), 17);
-	ASSERT_EQ_U64(cov, (1ull << 52) + (3 << 12));
-
-	for (int n = 0; n < 3000; n++) {
-		static const unsigned tgs[] = { 12, 14, 16 };
-		unsigned tg = tgs[rnd(&s) % 3];
-		uint64_t pages = (rnd(&s) >> (rnd(&s) % 64 | 20)) + 1;
-		uint64_t iova = (rnd(&s) >> 20) << tg;
-		int leaf = (int)(rnd(&s) & 1);
-		unsigned k = tlbi_walk(iova, pages << tg, tg, tg, leaf, 1, &cov);
-
-		ASSERT_LE(k, 64 + (pages >> 36)); /* <= one per set bit, or 2^36 pages each */
-		if (leaf || (pages & 31) != 1)
-			ASSERT_EQ_U64(cov, pages << tg);
-		else
-			ASSERT_EQ_U64(cov, (pages + 1) << tg);
-	}
 }

@@ -18,15 +18,17 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "util/sys.h"
+
 /* Four lines: ping, pong, one both sides only read while all is well, and
  * the producer's own.  Writing anything else into the first three on each
  * trip costs extra line transfers (a slower floor). */
 struct floor_pp {
-	alignas(128) _Atomic uint32_t ping; /* written by the producer */
-	alignas(128) _Atomic uint32_t pong; /* written by the echo */
-	alignas(128) _Atomic int abort;     /* written only when a side gives up */
+	alignas(UTIL_LINE) _Atomic uint32_t ping; /* written by the producer */
+	alignas(UTIL_LINE) _Atomic uint32_t pong; /* written by the echo */
+	alignas(UTIL_LINE) _Atomic int abort;     /* written only when a side gives up */
 	uint64_t spin_ns, timeout_ns;
-	alignas(128) uint32_t seq;          /* producer-private */
+	alignas(UTIL_LINE) uint32_t seq;          /* producer-private */
 };
 
 /* Reset pp (no thread may be using it). */

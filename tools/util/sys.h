@@ -20,6 +20,10 @@
 #include <time.h>
 
 /* How long a bounded wait spins before it starts yielding its CPU. */
+/* What the programs keep hot shared fields apart by: two 64-byte lines, so
+ * that the adjacent-line prefetcher does not couple them either. */
+#define UTIL_LINE 128
+
 #define UTIL_SPIN_NS 20000u
 
 static inline uint64_t util_now_ns(void)
