@@ -13,6 +13,13 @@ unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_TEST_FORCE_SIGBUS
 
 # --- helpers over our own JSON layout (one CPU object per line) -------------
 cpus_of() { grep -o '{"cpu": [0-9]*' "$1" | grep -o '[0-9]*$' | tr '\n' ' '; }
+# The source a run reports after the run in $1 wrote the cache: "cache", but
+# unknown verdicts (an emulator's, at times) are never cached and re-probed.
+after() { case " $(speeds_of "$1")" in *" unknown "*) echo measured ;; *) echo cache ;; esac; }
+hit_as_expected() { # $1 the cache field, $2 what after() said
+	case "$2:$1" in cache:hit | measured:partial | measured:miss) return 0 ;; esac
+	return 1
+}
 speeds_of() { grep -o '"speed": "[a-z]*"' "$1" | sed 's/.*: "//; s/"//' | tr '\n' ' '; }
 field() { grep -o "\"$2\": \"[^\"]*\"" "$1" | head -n 1 | sed 's/.*: "//; s/"$//'; }
 number() { grep -o "\"$2\": [0-9.]*" "$1" | head -n 1 | sed 's/.*: //'; }
@@ -97,8 +104,13 @@ tap_ok "--serial says mode serial" test "$(field "$out" mode)" = serial
 tap_ok "--serial has wall_ns" test -n "$(number "$out" wall_ns)"
 tap_ok "serial and parallel give the same CPUs" \
 	test "$(cpus_of "$tap_dir/serial.json")" = "$(cpus_of "$tap_dir/parallel.json")"
-tap_ok "serial and parallel give the same verdicts" \
-	test "$(speeds_of "$tap_dir/serial.json")" = "$(speeds_of "$tap_dir/parallel.json")"
+if [ "$native" = yes ]; then
+	tap_ok "serial and parallel give the same verdicts" \
+		test "$(speeds_of "$tap_dir/serial.json")" = "$(speeds_of "$tap_dir/parallel.json")"
+else
+	# TCG's timing: a CPU emulated beside another may run out of budget (unknown)
+	tap_skip "serial and parallel give the same verdicts" "verdicts under an emulator are TCG's"
+fi
 
 # --- forced SIGBUS ----------------------------------------------------------------
 HWTUNE_TEST_FORCE_SIGBUS=1
@@ -180,16 +192,18 @@ tap_ok "cache: first run measures" test "$(field "$out" source)" = measured
 tap_ok "cache: file written" sh -c 'ls "$0"/misaligned-*.cache >/dev/null' "$cache"
 f=$(ls "$cache"/misaligned-*.cache 2>/dev/null | head -n 1)
 tap_ok "cache: file mode 0600" test "$(stat -c %a "$f" 2>/dev/null)" = 600
+want=$(after "$out")
 tap_run probe --json
-tap_ok "cache: second run reads it" test "$(field "$out" source)" = cache
-tap_ok "cache: hit recorded" test "$(field "$out" cache)" = hit
+tap_ok "cache: second run reads it" test "$(field "$out" source)" = "$want"
+tap_ok "cache: hit recorded" hit_as_expected "$(field "$out" cache)" "$want"
 tap_ok "cache: same CPUs" test "$(cpus_of "$out")" = "$allowed"
 echo "cpu 0 3 1 1 1 1 1 1 1" >> "$f"
 tap_run probe --json
 tap_ok "cache: corrupt file is ignored" test "$(field "$out" source)" = measured
 tap_ok "cache: corrupt file is reported" test "$(field "$out" cache_ignored)" = corrupt
+want=$(after "$out")
 tap_run probe --json
-tap_ok "cache: corrupt file was rewritten" test "$(field "$out" source)" = cache
+tap_ok "cache: corrupt file was rewritten" test "$(field "$out" source)" = "$want"
 sed 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$f" > "$f.new" && mv "$f.new" "$f"
 tap_run probe --json
 # (its checksum no longer matches; a valid file of another boot: unit test cache_foreign_key_is_stale)

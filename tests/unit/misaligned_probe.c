@@ -133,9 +133,15 @@ TEST_TIMEOUT(serial_and_parallel_agree, 60)
 	ASSERT_EQ(a.n, b.n);
 	for (unsigned i = 0; i < a.n; i++) {
 		ASSERT_EQ(a.cpu[i].cpu, b.cpu[i].cpu);
+		/* under an emulator (slow: timeouts scaled) a CPU emulated beside
+		 * another may run out of budget before its minimum settles */
+		if (hwt_test_scale() > 1 && (a.cpu[i].speed == HWT_MISALIGNED_UNKNOWN ||
+					     b.cpu[i].speed == HWT_MISALIGNED_UNKNOWN))
+			continue;
 		ASSERT_EQ(a.cpu[i].speed, b.cpu[i].speed);
 	}
-	ASSERT_EQ(a.summary, b.summary);
+	if (hwt_test_scale() == 1 || (a.summary && b.summary))
+		ASSERT_EQ(a.summary, b.summary);
 	TLOG("wall: parallel %llu ns, serial %llu ns (%u CPUs)", (unsigned long long)a.wall_ns,
 	     (unsigned long long)b.wall_ns, a.n);
 	hwt_misaligned_report_free(&a);
@@ -309,6 +315,17 @@ static char *cache_file(char *buf, size_t len)
 	return buf;
 }
 
+/* The source a read of the cache written from r reports: CACHE if every CPU
+ * was cached, but UNKNOWN is never cached (emulators give it at times), and
+ * a CPU probed again makes the whole report MEASURED. */
+static enum hwt_misaligned_source source_after(const struct hwt_misaligned_report *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->cpu[i].speed == HWT_MISALIGNED_UNKNOWN)
+			return HWT_MISALIGNED_MEASURED;
+	return HWT_MISALIGNED_FROM_CACHE;
+}
+
 TEST_TIMEOUT(cache_through_the_api, 60)
 {
 	struct hwt_misaligned_opts o = { 0 };
@@ -328,7 +345,7 @@ TEST_TIMEOUT(cache_through_the_api, 60)
 	ASSERT_OK(stat(path, &st));
 	ASSERT_EQ(st.st_mode & 0777, 0600);
 	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
-	ASSERT_EQ(b.source, HWT_MISALIGNED_FROM_CACHE);
+	ASSERT_EQ(b.source, source_after(&a));
 	ASSERT_EQ(b.n, a.n);
 	for (unsigned i = 0; i < a.n; i++) {
 		if (a.cpu[i].speed == HWT_MISALIGNED_UNKNOWN)
@@ -347,9 +364,13 @@ TEST_TIMEOUT(cache_through_the_api, 60)
 	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
 	ASSERT_EQ(b.source, HWT_MISALIGNED_MEASURED);
 	ASSERT_EQ(b.cache_status, -EBADMSG);
-	hwt_misaligned_report_free(&b);
-	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
-	ASSERT_EQ(b.source, HWT_MISALIGNED_FROM_CACHE);
+	{
+		enum hwt_misaligned_source want = source_after(&b);
+
+		hwt_misaligned_report_free(&b);
+		ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
+		ASSERT_EQ(b.source, want);
+	}
 	ASSERT_EQ(b.cache_status, 0);
 	hwt_misaligned_report_free(&b);
 
@@ -359,9 +380,13 @@ TEST_TIMEOUT(cache_through_the_api, 60)
 	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
 	ASSERT_EQ(b.source, HWT_MISALIGNED_MEASURED);
 	ASSERT_EQ(b.cache_status, -ESTALE);
-	hwt_misaligned_report_free(&b);
-	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
-	ASSERT_EQ(b.source, HWT_MISALIGNED_FROM_CACHE);
+	{
+		enum hwt_misaligned_source want = source_after(&b);
+
+		hwt_misaligned_report_free(&b);
+		ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
+		ASSERT_EQ(b.source, want);
+	}
 	hwt_misaligned_report_free(&b);
 
 	/* refresh measures although cached; no-cache neither reads nor writes */
