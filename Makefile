@@ -85,6 +85,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
+	rmw-count rmw-list \
 	deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -133,6 +134,19 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
 bench: $(BENCH_BINS)
+
+# Locked read-modify-writes per call of the queue, counted by single-stepping
+# (x86_64), with the functions they are in; rmw-list lists the atomic RMW
+# instructions of src/cmdq per function for this build (any architecture:
+# make CROSS=aarch64-linux-gnu- rmw-list).
+rmw-count: $(BUILD)/bench/rmwcount
+	@./$(BUILD)/bench/rmwcount | while read -r line; do \
+		case "$$line" in at:*) for a in $${line#at:}; do \
+			printf '    %s %s\n' $$a "$$(addr2line -f -s -e $(BUILD)/bench/rmwcount $$a | head -n 1)"; done ;; \
+		*) echo "$$line" ;; esac; done
+
+rmw-list: $(BUILD)/libhwtune.a
+	@sh bench/rmw-list.sh $(BUILD) $(CROSS)objdump
 
 # Misaligned-access probe: per-CPU time, parallel vs serial, stability (JSON).
 bench-probe: $(BUILD)/bench/bench_probe
