@@ -65,6 +65,9 @@ static int setup(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, bool cons_polli
 	int err;
 
 	hwt_smmu_dev_config_default(&dc);
+	/* awake through a single-stepped call (milliseconds), as when streaming:
+	 * a sleeping device costs the caller a wake-up, counted apart */
+	dc.spin_ns = HWT_SMMU_DEV_NS_MAX;
 	err = hwt_smmu_dev_create(dev, &dc);
 	if (err)
 		return err;

@@ -452,7 +452,7 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync)
 {
 	const unsigned shift = q->shift;
-	struct devwait w = { .q = q, .every = 0 };
+	struct devwait w = { .q = q, .every = 63 }; /* the space wait: a clock read per 64 polls */
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
 	bool owner;
@@ -478,6 +478,11 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
+	/* The k slots after ours are free too (the shadow says so): fetch their
+	 * lines for writing now, for the next call, while we write ours. */
+	if (hwt__q_has_space(shift, eprod, llq_cons(head), k))
+		for (uint32_t i = 0; i < k; i += 4)
+			hwt__prefetch_w(q->mem + 2 * hwt__q_idx(shift, eprod + i));
 
 	/* 2. Write the commands, then the CMD_SYNC; a sync waiter takes the
 	 *    lock shared before its sync can be seen, so nobody refreshes the

@@ -24,7 +24,8 @@
  *   A_GERRN  acquire load of GERRORN; pairs with R_GERRN: an entry the
  *            driver rewrote before acknowledging is visible when we re-fetch.
  *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (device.c).
- *   S1..S4   the doorbell sleep (regs.h); V1/V2 the SEV (hwt__reg_sev).
+ *   S1..S4   the doorbell sleep with its barrier SB (smmu/regs.h); V1/V2 the
+ *            SEV (hwt__reg_sev).
  *
  * Steps of the consumer loop:
  *   1. Requests: stop, pause.  A_CR0: a changed CR0.CMDQEN enables or
@@ -207,6 +208,7 @@ static bool park(struct hwt_smmu_dev *dev)
 			return true;
 		}
 		atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst); /* S1 */
+		hwt__reg_sleeper_barrier(&dev->regs);                                    /* SB */
 		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
 		if (atomic_load_explicit(&dev->ctl, memory_order_seq_cst) == c &&        /* S3 */
 		    atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst) == dev->cr0)
@@ -253,6 +255,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 		hwt__cpu_relax();
 	}
 	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
+	hwt__reg_sleeper_barrier(&dev->regs);                                              /* SB */
 	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
 	if (atomic_load_explicit(&dev->regs.prod, memory_order_seq_cst) == seen &&         /* S3 */
 	    !doorbell_other(dev, gerrorn, memory_order_seq_cst)) {

@@ -80,6 +80,7 @@ int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_con
 		return -ENOMEM;
 	dev->cfg = *cfg;
 	dev->regs.idr0 = cfg->idr0;
+	dev->regs.asym = hwt__membarrier_init();
 	dev->regs.idr1 = (cfg->cmdqs & HWT_SMMU_IDR1_CMDQS_MASK) << HWT_SMMU_IDR1_CMDQS_SHIFT;
 	sync_mask(dev->sync_ok);
 	err = -pthread_mutex_init(&dev->lock, NULL);

@@ -23,18 +23,25 @@
  * Doorbell and events.  A device thread that finds no work spins briefly and
  * then sleeps in futex_wait on the doorbell counter DB; a CONS-polling waiter
  * spins briefly and then sleeps on the event word EVT, which the device bumps
- * when it signals SEV.  Each sleep is a Dekker handshake of seq_cst
- * operations only:
+ * when it signals SEV.  Each sleep is a Dekker handshake:
  *
  *   driver, after a register write    device, going to sleep
- *   R_PROD/R_GERRN/R_CR0 the store    S1 store dev_sleeping = 1
+ *   R_PROD/R_GERRN/R_CR0 the store    S1 store dev_sleeping = 1, then SB
  *   DB2 load dev_sleeping             S2 load DB
  *   DB3 if set: DB++, futex_wake(DB)  S3 load PROD, GERRORN, CR0
  *                                     S4 futex_wait(DB, S2's value)
  *
- * In the single total order of seq_cst operations either DB2 sees S1 (the
- * writer bumps DB and wakes) or S3 sees the store (the device does not
- * sleep); a bump after S2 makes S4 return at once.  Waiting on a counter
+ * Either DB2 sees S1 (the writer bumps DB and wakes) or S3 sees the store
+ * (the device does not sleep); a bump after S2 makes S4 return at once.
+ * The hot stores (PROD here, EVT below) must not pay a locked instruction,
+ * so where the kernel has membarrier(2) the handshake is asymmetric
+ * (regs->asym, fixed when the device is created): R_PROD is a release store
+ * followed by a compiler barrier and a plain load at DB2, and the sleeper
+ * pays instead: SB is a membarrier, which puts a full barrier into every
+ * running thread, so a writer's store is either visible to S3 or its DB2
+ * runs after SB and sees S1.  Without membarrier every step is seq_cst and
+ * SB is nothing: then the single total order of seq_cst operations decides.
+ * The rare writes (GERRORN, CR0, stop/pause) stay seq_cst either way.  Waiting on a counter
  * that every writer bumps, not on PROD, is what keeps a GERRORN or CR0 write
  * from being lost between S3 and S4.  Stop and pause requests are seq_cst
  * RMWs of the device's ctl word followed by the same DB2/DB3 (S3 reads ctl).
@@ -53,6 +60,7 @@
 #include "arch/arch.h"
 #include "common/cacheline.h"
 #include "common/futex.h"
+#include "common/membarrier.h"
 
 /* CMDQ_BASE fields (ADDR [51:5], LOG2SIZE [4:0], RA [62]). */
 #define HWT__CMDQ_BASE_ADDR_MASK 0x000fffffffffffe0ull
@@ -63,6 +71,7 @@ struct hwt__smmu_regs {
 	/* Read-only after the device is created. */
 	uint32_t idr0;
 	uint32_t idr1;
+	bool asym; /* the handshakes' heavy side is a membarrier (see above) */
 
 	/* Written by the driver, read by the device. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t prod;   /* CMDQ_PROD */
@@ -92,13 +101,26 @@ _Static_assert(offsetof(struct hwt__smmu_regs, cons) - offsetof(struct hwt__smmu
 		       HWT__CACHELINE,
 	       "PROD (driver-written) and CONS (device-written) share a line");
 
+/* DB3: wake the device sleeping on DB. */
+static inline void hwt__reg_wake(struct hwt__smmu_regs *r)
+{
+	atomic_fetch_add_explicit(&r->db, 1, memory_order_seq_cst);                  /* DB3 */
+	hwt__futex_wake(&r->db, 1);
+}
+
 /* DB2 and DB3: after a seq_cst register store, wake a sleeping device. */
 static inline void hwt__reg_ring(struct hwt__smmu_regs *r)
 {
-	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst)) {          /* DB2 */
-		atomic_fetch_add_explicit(&r->db, 1, memory_order_seq_cst);          /* DB3 */
-		hwt__futex_wake(&r->db, 1);
-	}
+	if (atomic_load_explicit(&r->dev_sleeping, memory_order_seq_cst))            /* DB2 */
+		hwt__reg_wake(r);
+}
+
+/* SB: the device's barrier between S1 (or W1, below) and the loads that
+ * follow it; a membarrier on the asymmetric handshake. */
+static inline void hwt__reg_sleeper_barrier(const struct hwt__smmu_regs *r)
+{
+	if (r->asym)
+		hwt__membarrier();
 }
 
 /* --- driver side ------------------------------------------------------- */
@@ -120,6 +142,13 @@ static inline uint32_t hwt__reg_idr1(const struct hwt__smmu_regs *r)
  */
 static inline void hwt__reg_write_prod(struct hwt__smmu_regs *r, uint32_t prod)
 {
+	if (r->asym) {
+		atomic_store_explicit(&r->prod, prod, memory_order_release);      /* R_PROD */
+		atomic_signal_fence(memory_order_seq_cst); /* the sleeper's SB orders it */
+		if (atomic_load_explicit(&r->dev_sleeping, memory_order_relaxed)) /* DB2 */
+			hwt__reg_wake(r);
+		return;
+	}
 	atomic_store_explicit(&r->prod, prod, memory_order_seq_cst);              /* R_PROD */
 	hwt__reg_ring(r);
 }
@@ -235,10 +264,13 @@ static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
  *   W1 evt_sleepers++ (seq_cst)      V1 evt++          (seq_cst, device)
  *   W2 load evt (seq_cst), then      V2 load sleepers  (seq_cst, device)
  *      the caller's condition
- * `still_waiting` re-reads the condition after W1 (its loads are A_CONS, and
- * seq_cst W1/W2 keep them after W1) so a signal between the caller's check
- * and W1 is not lost.  A stop stores CR0ACK = 0 (seq_cst) before its SEV, so
- * checking CR0ACK here after W2 means a stop is never slept through.
+ * `still_waiting` re-reads the condition after W1 and SB (its loads are
+ * A_CONS, kept after W1 by SB and seq_cst W2) so a signal between the
+ * caller's check and W1 is not lost.  On the asymmetric handshake V1 is a
+ * plain release store of EVT and V2 a relaxed load after a compiler
+ * barrier, and SB (a membarrier) between W1 and W2 makes the pair work as
+ * the doorbell's does.  A stop stores CR0ACK = 0 (seq_cst) before its SEV,
+ * so checking CR0ACK here after W2 means a stop is never slept through.
  */
 static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout_ns,
 				      bool (*still_waiting)(void *), void *arg)
@@ -247,6 +279,7 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 	int ret = 0;
 
 	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
+	hwt__reg_sleeper_barrier(r);                                              /* SB */
 	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
 	if (hwt__reg_cmdq_enabled(r) && still_waiting(arg))
 		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
@@ -256,10 +289,20 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 
 /* --- device side ------------------------------------------------------- */
 
-/* SEV: V1 then V2, see hwt__reg_wait_event(). */
+/* SEV: V1 then V2, see hwt__reg_wait_event().  Only the device writes EVT
+ * (its consumer, or stop after joining it), so V1 need not be an RMW. */
 static inline void hwt__reg_sev(struct hwt__smmu_regs *r)
 {
-	atomic_fetch_add_explicit(&r->evt, 1, memory_order_seq_cst);              /* V1 */
+	uint32_t e = atomic_load_explicit(&r->evt, memory_order_relaxed) + 1;
+
+	if (r->asym) {
+		atomic_store_explicit(&r->evt, e, memory_order_release);          /* V1 */
+		atomic_signal_fence(memory_order_seq_cst); /* the waiter's SB orders it */
+		if (atomic_load_explicit(&r->evt_sleepers, memory_order_relaxed)) /* V2 */
+			hwt__futex_wake(&r->evt, INT32_MAX);
+		return;
+	}
+	atomic_store_explicit(&r->evt, e, memory_order_seq_cst);                  /* V1 */
 	if (atomic_load_explicit(&r->evt_sleepers, memory_order_seq_cst))        /* V2 */
 		hwt__futex_wake(&r->evt, INT32_MAX);
 }

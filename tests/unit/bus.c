@@ -332,3 +332,32 @@ TEST(a_refused_enable_is_reported_and_the_device_sleeps)
 	hwt_smmu_dev_destroy(dev);
 	free(mem);
 }
+
+/* The doorbell and SEV handshakes without membarrier (all seq_cst), as on a
+ * kernel without it: both completion modes still complete, including after
+ * the device and the waiters went to sleep. */
+TEST(handshakes_without_membarrier)
+{
+	for (int cons = 0; cons < 2; cons++) {
+		struct hwt_smmu_dev_config c;
+		struct hwt_smmu_dev *dev;
+		struct hwt_cmdq_options o = quiet_opts(2000);
+		struct hwt_cmdq *q;
+
+		hwt_smmu_dev_config_default(&c);
+		c.spin_ns = 1000; /* sleeps often */
+		ASSERT_OK(hwt_smmu_dev_create(&dev, &c));
+		hwt__bus_regs(dev)->asym = false; /* before anybody uses it */
+		o.disable_msipolling = cons;
+		o.spin_ns = 1000;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		ASSERT_OK(hwt_smmu_dev_start(dev));
+		for (int i = 0; i < 200; i++) {
+			ASSERT_OK(hwt_cmdq_sync(q));
+			if (!(i % 20))
+				hwt__sleep_ns(200000); /* let the device fall asleep */
+		}
+		hwt_cmdq_destroy(q);
+		hwt_smmu_dev_destroy(dev);
+	}
+}
