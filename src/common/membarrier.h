@@ -18,14 +18,19 @@
 /* Register the process once; true if expedited membarriers work. */
 bool hwt__membarrier_init(void);
 
-/* A full barrier on every running thread of the process, and on the caller
- * (the kernel puts one on each side of the call; the signal fences keep the
- * compiler from moving accesses across it). */
-static inline void hwt__membarrier(void)
+/* A full barrier on every running thread of the process (threads not
+ * running passed one when they were switched out), and on the caller (the
+ * kernel puts one on each side of the call; the signal fences keep the
+ * compiler from moving accesses across it).  False if the call failed: then
+ * no barrier was made (ENOMEM, or a seccomp filter installed since). */
+static inline bool hwt__membarrier(void)
 {
+	long r;
+
 	atomic_signal_fence(memory_order_seq_cst);
-	syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	r = syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	atomic_signal_fence(memory_order_seq_cst);
+	return r == 0;
 }
 
 #endif

@@ -194,6 +194,7 @@ static void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 static bool park(struct hwt_smmu_dev *dev)
 {
 	for (;;) {
+		uint64_t sleep;
 		uint32_t c, cr0, db;
 
 		atomic_store_explicit(&dev->parked, 1, memory_order_seq_cst);
@@ -208,11 +209,11 @@ static bool park(struct hwt_smmu_dev *dev)
 			return true;
 		}
 		atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst); /* S1 */
-		hwt__reg_sleeper_barrier(&dev->regs);                                    /* SB */
+		sleep = hwt__reg_sleeper_barrier(&dev->regs, SLEEP_NS);                  /* SB */
 		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
 		if (atomic_load_explicit(&dev->ctl, memory_order_seq_cst) == c &&        /* S3 */
 		    atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst) == dev->cr0)
-			hwt__futex_wait(&dev->regs.db, db, SLEEP_NS);                    /* S4 */
+			hwt__futex_wait(&dev->regs.db, db, sleep);                       /* S4 */
 		atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
 	}
 }
@@ -255,7 +256,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerr
 		hwt__cpu_relax();
 	}
 	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
-	hwt__reg_sleeper_barrier(&dev->regs);                                              /* SB */
+	max_sleep = hwt__reg_sleeper_barrier(&dev->regs, max_sleep);                       /* SB */
 	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
 	if (atomic_load_explicit(&dev->regs.prod, memory_order_seq_cst) == seen &&         /* S3 */
 	    !doorbell_other(dev, gerrorn, memory_order_seq_cst)) {

@@ -16,9 +16,10 @@
  * device's lock while CR0ACK.CMDQEN is set: a start racing the disable holds
  * that lock until its own acknowledgement is visible), the device no longer
  * reads queue memory nor calls the GERROR line.  A stopped device keeps
- * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".  An enable the device refuses (CMDQ_BASE describes no
- * queue) makes hwt_smmu_dev_start fail with -EINVAL, or, on a running
- * device, is acknowledged with CMDQEN 0 and never consumed.
+ * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".  An
+ * enable the device refuses (CMDQ_BASE describes no queue) makes
+ * hwt_smmu_dev_start fail with -EINVAL, or, on a running device, is
+ * acknowledged with CMDQEN 0 (same write count) and never consumed.
  *
  * Doorbell and events.  A device thread that finds no work spins briefly and
  * then sleeps in futex_wait on the doorbell counter DB; a CONS-polling waiter
@@ -33,15 +34,25 @@
  *
  * Either DB2 sees S1 (the writer bumps DB and wakes) or S3 sees the store
  * (the device does not sleep); a bump after S2 makes S4 return at once.
- * The hot stores (PROD here, EVT below) must not pay a locked instruction,
- * so where the kernel has membarrier(2) the handshake is asymmetric
- * (regs->asym, fixed when the device is created): R_PROD is a release store
- * followed by a compiler barrier and a plain load at DB2, and the sleeper
- * pays instead: SB is a membarrier, which puts a full barrier into every
- * running thread, so a writer's store is either visible to S3 or its DB2
- * runs after SB and sees S1.  Without membarrier every step is seq_cst and
- * SB is nothing: then the single total order of seq_cst operations decides.
- * The rare writes (GERRORN, CR0, stop/pause) stay seq_cst either way.  Waiting on a counter
+ * The hot store (PROD) must not pay a locked instruction, so where the
+ * kernel has membarrier(2) the doorbell is asymmetric (regs->asym, fixed
+ * when the device is created): R_PROD is a release store followed by a
+ * compiler barrier and a plain load at DB2, and the sleeper pays instead:
+ * SB is a membarrier, which puts a full barrier into every running thread
+ * (and a thread that is not running passed one when it was switched out),
+ * so a writer's store is either visible to S3 or its DB2 runs after SB and
+ * sees S1.  Without membarrier every step is seq_cst and SB is nothing:
+ * then the single total order of seq_cst operations decides.  The rare
+ * writes (GERRORN, CR0, stop/pause) stay seq_cst either way; S1 and S3 are
+ * seq_cst for them.  Should a membarrier fail later (ENOMEM, a seccomp
+ * filter installed after start), the sleeper sleeps 100 us at most.
+ * riscv64 kernels before 6.9 lacked the barrier at switch_mm that covers a
+ * thread not running: a wake-up can then come late by one sleep, never be
+ * lost for longer.  (On riscv64 gcc emits the release store as a fence and
+ * an amoswap: the gain there is the fences only.)
+ *
+ * The SEV (EVT) stays symmetric, seq_cst: every CONS waiter that goes back
+ * to sleep would pay a membarrier, and SEV wakes all of them.  Waiting on a counter
  * that every writer bumps, not on PROD, is what keeps a GERRORN or CR0 write
  * from being lost between S3 and S4.  Stop and pause requests are seq_cst
  * RMWs of the device's ctl word followed by the same DB2/DB3 (S3 reads ctl).
@@ -115,12 +126,15 @@ static inline void hwt__reg_ring(struct hwt__smmu_regs *r)
 		hwt__reg_wake(r);
 }
 
-/* SB: the device's barrier between S1 (or W1, below) and the loads that
- * follow it; a membarrier on the asymmetric handshake. */
-static inline void hwt__reg_sleeper_barrier(const struct hwt__smmu_regs *r)
+/* SB: the device's barrier between S1 and the loads that follow it; a
+ * membarrier on the asymmetric doorbell.  Returns the longest the sleep that
+ * follows may last: a failed membarrier leaves the wake-up unordered. */
+static inline uint64_t hwt__reg_sleeper_barrier(const struct hwt__smmu_regs *r,
+						uint64_t max_sleep_ns)
 {
-	if (r->asym)
-		hwt__membarrier();
+	if (r->asym && !hwt__membarrier())
+		return max_sleep_ns < 100000 ? max_sleep_ns : 100000;
+	return max_sleep_ns;
 }
 
 /* --- driver side ------------------------------------------------------- */
@@ -136,13 +150,14 @@ static inline uint32_t hwt__reg_idr1(const struct hwt__smmu_regs *r)
 }
 
 /*
- * Publish PROD.  R_PROD (seq_cst, so also a release): the device's acquire
- * load of PROD (A_PROD) that reads this value sees every command written
- * before it.  DB2 then decides whether the device needs a wake-up.
+ * Publish PROD.  R_PROD (a release; seq_cst on the symmetric doorbell): the
+ * device's acquire load of PROD (A_PROD) that reads this value sees every
+ * command written before it.  DB2 then decides whether the device needs a
+ * wake-up.
  */
 static inline void hwt__reg_write_prod(struct hwt__smmu_regs *r, uint32_t prod)
 {
-	if (r->asym) {
+	if (__builtin_expect(r->asym, 1)) {
 		atomic_store_explicit(&r->prod, prod, memory_order_release);      /* R_PROD */
 		atomic_signal_fence(memory_order_seq_cst); /* the sleeper's SB orders it */
 		if (atomic_load_explicit(&r->dev_sleeping, memory_order_relaxed)) /* DB2 */
@@ -264,13 +279,10 @@ static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
  *   W1 evt_sleepers++ (seq_cst)      V1 evt++          (seq_cst, device)
  *   W2 load evt (seq_cst), then      V2 load sleepers  (seq_cst, device)
  *      the caller's condition
- * `still_waiting` re-reads the condition after W1 and SB (its loads are
- * A_CONS, kept after W1 by SB and seq_cst W2) so a signal between the
- * caller's check and W1 is not lost.  On the asymmetric handshake V1 is a
- * plain release store of EVT and V2 a relaxed load after a compiler
- * barrier, and SB (a membarrier) between W1 and W2 makes the pair work as
- * the doorbell's does.  A stop stores CR0ACK = 0 (seq_cst) before its SEV,
- * so checking CR0ACK here after W2 means a stop is never slept through.
+ * `still_waiting` re-reads the condition after W1 (its loads are A_CONS,
+ * and seq_cst W1/W2 keep them after W1) so a signal between the caller's
+ * check and W1 is not lost.  A stop stores CR0ACK = 0 (seq_cst) before its
+ * SEV, so checking CR0ACK here after W2 means a stop is never slept through.
  */
 static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout_ns,
 				      bool (*still_waiting)(void *), void *arg)
@@ -279,7 +291,6 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 	int ret = 0;
 
 	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
-	hwt__reg_sleeper_barrier(r);                                              /* SB */
 	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
 	if (hwt__reg_cmdq_enabled(r) && still_waiting(arg))
 		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
@@ -290,18 +301,12 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 /* --- device side ------------------------------------------------------- */
 
 /* SEV: V1 then V2, see hwt__reg_wait_event().  Only the device writes EVT
- * (its consumer, or stop after joining it), so V1 need not be an RMW. */
+ * (its consumer, or stop after joining it), so V1 is a load and a seq_cst
+ * store rather than an RMW. */
 static inline void hwt__reg_sev(struct hwt__smmu_regs *r)
 {
 	uint32_t e = atomic_load_explicit(&r->evt, memory_order_relaxed) + 1;
 
-	if (r->asym) {
-		atomic_store_explicit(&r->evt, e, memory_order_release);          /* V1 */
-		atomic_signal_fence(memory_order_seq_cst); /* the waiter's SB orders it */
-		if (atomic_load_explicit(&r->evt_sleepers, memory_order_relaxed)) /* V2 */
-			hwt__futex_wake(&r->evt, INT32_MAX);
-		return;
-	}
 	atomic_store_explicit(&r->evt, e, memory_order_seq_cst);                  /* V1 */
 	if (atomic_load_explicit(&r->evt_sleepers, memory_order_seq_cst))        /* V2 */
 		hwt__futex_wake(&r->evt, INT32_MAX);
