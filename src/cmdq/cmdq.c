@@ -396,6 +396,23 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 }
 
 /*
+ * The slots after ours are free too (the shadow says so) and, if nobody
+ * reserved them yet, likely the next call's (ours): fetch their first lines
+ * (two at most) for writing while we write ours.  Not when another producer
+ * already reserved behind us: that would take the line from its writer.
+ */
+static void prefetch_next(struct hwt_cmdq *q, uint32_t eprod, uint32_t cons, uint32_t k)
+{
+	uint32_t first = hwt__q_idx(q->shift, eprod) / 4, lines = (k + 3) / 4 + 1;
+
+	if (!hwt__q_has_space(q->shift, eprod, cons, k) ||
+	    (llq_prod(atomic_load_explicit(&q->llq, memory_order_relaxed)) & ~HWT__Q_OWNED) != eprod)
+		return;
+	for (uint32_t i = 0; i < lines && i < 2; i++)
+		hwt__prefetch_w(q->mem + 8 * ((first + i) & ((1u << q->shift) / 4 - 1)));
+}
+
+/*
  * Insert n commands and, if sync, a CMD_SYNC, then wait for it.
  *
  * Ordering contract:
@@ -454,11 +471,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
-	/* The k slots after ours are free too (the shadow says so): fetch their
-	 * lines for writing now, for the next call, while we write ours. */
-	if (hwt__q_has_space(shift, eprod, llq_cons(head), k))
-		for (uint32_t i = 0; i < k; i += 4)
-			hwt__prefetch_w(q->mem + 2 * hwt__q_idx(shift, eprod + i));
+	prefetch_next(q, eprod, llq_cons(head), k);
 
 	/* 2. Write the commands, then the CMD_SYNC (already registered: nobody
 	 *    moves the shadow cons past its slot while it waits). */
