@@ -62,6 +62,9 @@
  *             alone, so a gatherer may clear it
  *   BROKEN_N  ownership from owner_prod: a reserver is owner iff owner_prod,
  *             loaded before the CAS, equals its start, else it gathers
+ *   BROKEN_O  FOLD=1: the space-wait refresh CAS expects an llq value loaded
+ *             after its CONS read (so that CONS may be older than the cons
+ *             it replaces)
  *
  * Properties (a hidden bit named after each, so pan's message names it):
  *   P1 a producer never writes a slot the device has not consumed (for an
@@ -120,8 +123,8 @@
 #if FOLD && (BROKEN_B || BROKEN_C || BROKEN_D)
 #error "BROKEN_B, C and D are variants of the counter lock: FOLD=0"
 #endif
-#if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || OWNOPT)
-#error "BROKEN_F to I, BROKEN_M and OWNOPT are variants of the folded shadow: FOLD=1"
+#if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || BROKEN_O || OWNOPT)
+#error "BROKEN_F to I, M, O and OWNOPT are variants of the folded shadow: FOLD=1"
 #endif
 #if BROKEN_M && !OWNOPT
 #error "BROKEN_M needs OWNOPT=1"
@@ -287,9 +290,13 @@ inline wait_for_space()
 		if
 		:: CAN_REFRESH(o_wait) ->
 			atomic { hw = CONS; c_abs = CONS_abs };      /* A_CONS, after A_LLQ */
+#if BROKEN_O
+			atomic { LLQ_LOAD };    /* broken: the CAS expects a newer load */
+#endif
 			atomic {                                  /* CAS (R_LLQ) */
 				if
-				:: hw != o_cons && LLQ_SAME -> llq_put_cons(hw, c_abs)
+				:: hw != o_cons && CAN_REFRESH(o_wait) && LLQ_SAME ->
+					llq_put_cons(hw, c_abs)
 				:: else
 				fi;
 				hw = 0; c_abs = 0
