@@ -65,6 +65,8 @@
  *   BROKEN_O  FOLD=1: the space-wait refresh CAS expects an llq value loaded
  *             after its CONS read (so that CONS may be older than the cons
  *             it replaces)
+ *   BROKEN_P  FOLD=1 OWNOPT=1: an owner that left OWNED clear does not
+ *             mark its entries valid (nobody polls them this lap)
  *
  * Properties (a hidden bit named after each, so pan's message names it):
  *   P1 a producer never writes a slot the device has not consumed (for an
@@ -126,8 +128,8 @@
 #if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || BROKEN_O || OWNOPT)
 #error "BROKEN_F to I, M, O and OWNOPT are variants of the folded shadow: FOLD=1"
 #endif
-#if BROKEN_M && !OWNOPT
-#error "BROKEN_M needs OWNOPT=1"
+#if (BROKEN_M || BROKEN_P) && !OWNOPT
+#error "BROKEN_M and BROKEN_P need OWNOPT=1"
 #endif
 
 #if SHIFT == 2
@@ -457,13 +459,23 @@ reserve:
 		fi;
 #endif
 
-		/* 3. Mark our entries valid (R_VALID): one fetch_xor per run. */
+		/* 3. Mark our entries valid (R_VALID): one fetch_xor per run.
+		 * A lone owner too: the flips keep each slot's polarity in step
+		 * with its lap for the next owner that polls it. */
 		d_step { valid_runs(sprod, eprod) };
+#if BROKEN_P
+		if
+		:: owner && !gather     /* broken: a lone owner does not flip */
+		:: else ->
+#endif
 		valid = valid ^ m1;
 		if
 		:: m2 != 0 -> valid = valid ^ m2
 		:: else
 		fi;
+#if BROKEN_P
+		fi;
+#endif
 		d_step { left = 0; cnt = 0; m1 = 0; w1 = 0; m2 = 0; w2 = 0 };
 #if BROKEN_H
 		if

@@ -55,6 +55,7 @@ lock q4 p2 msi timeouts|-DFOLD=0 -DMSI=1 -DTIMEOUTS=1|clean
 lock q8 p2 cons|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=0|clean
 lock q4 p2 msi no-sync call, timeouts|-DFOLD=0 -DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
 lock q8 p3 msi|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1|clean
+lock q8 p3 msi, 1 command per call|-DFOLD=0 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNP=3 -DNCALLS=1|clean
 lock q4 p2 cons|-DFOLD=0 -DMSI=0|clean
 lock q8 p2 msi|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=1|clean
 lock q4 p2 msi|-DFOLD=0 -DMSI=1|clean
@@ -79,6 +80,7 @@ broken (l) no owner_prod wait, lock|-DFOLD=0 -DMSI=1 -DBROKEN_L=1|assertion viol
 broken (m) gatherer clears OWNED, new q8 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNOSYNC=1 -DBROKEN_M=1|invalid end state
 broken (n) ownership from owner_prod, new|-DFOLD=1 -DMSI=1 -DBROKEN_N=1|invalid end state
 broken (o) space refresh from an older CONS, new|-DFOLD=1 -DMSI=1 -DBROKEN_O=1|assertion violated P4_no_backwards
+broken (p) lone owner does not mark valid, new|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DBROKEN_P=1|invalid end state
 '
 
 if [ -n "${MODEL_ONLY:-}" ]; then
