@@ -40,6 +40,7 @@ new q8 p3 msi, 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1
 new q8 p2 msi timeouts|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=1 -DTIMEOUTS=1|clean
 new q4 p3 msi timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
 new q8 p2 msi no-sync call, timeouts, 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
+new q8 p2 cons no-sync call, 1 command per call, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=0 -DNOSYNC=1 -DCALLS0=3|clean
 new q4 p2 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DTIMEOUTS=1|clean
 new q8 p2 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0|clean
 new q4 p3 msi|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
