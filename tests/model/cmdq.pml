@@ -4,12 +4,21 @@
  * side) and src/device/device.c consume()/cmd_sync() (device side), checked
  * exhaustively with SPIN by tests/model/run.sh.  See tests/model/README.md.
  *
+ * Two protocols, selected by FOLD:
+ *   FOLD=0  the code as it is: shadow llq {prod, OWNED, cons}, CMD_SYNC
+ *           waiters counted in a separate shared/exclusive counter lock.
+ *   FOLD=1  issue 7 (the default; the model leads the code): the waiter
+ *           count is a field of llq, {prod, OWNED, cons, waiters}, and every
+ *           update of it is one RMW of that word; there is no lock.
+ *
  * One Promela statement is one access to shared state (an atomic, a plain
  * load or store of a register or a slot); purely local computation is folded
- * into the neighbouring statement with atomic/d_step.  SPIN explores every
- * interleaving under sequential consistency: the C11 orders (the A_x/R_x
- * labels, quoted below where each step sits) are assumed to give what they
- * promise; they are not checked here.
+ * into the neighbouring statement with atomic/d_step.  A CAS loop whose new
+ * value depends only on the value it loaded and on locals is one statement:
+ * its failed tries change nothing.  SPIN explores every interleaving under
+ * sequential consistency: the C11 orders (the A_x/R_x labels, quoted below
+ * where each step sits) are assumed to give what they promise; they are not
+ * checked here.
  *
  * Every spin loop of the code (owner hand-over, valid map, shared lock, the
  * device's doorbell, the MSI word, CONS) is a blocking guard on the
@@ -21,30 +30,55 @@
  * modelled: the check is that it is not needed.
  *
  * Parameters (spin -D...): SHIFT (queue of 2^SHIFT slots), NP producers,
- * NCALLS calls each (CALLS0 for producer 0) of NCMD commands + CMD_SYNC, NOSYNC (producer 1's first
- * call has no CMD_SYNC), MSI (1: MSI polling, 0: CONS polling), TIMEOUTS and
- * MAXTO, REFRESH (0: the last waiter refreshes or skips, nondeterministically;
- * 1: the code's rule "only when less than half the queue looks free"; 2:
- * always, as the kernel does), DEFER (the device may publish CONS late, as
- * with cons_batch > 1).
+ * NCALLS calls each (CALLS0 for producer 0) of NCMD commands + CMD_SYNC,
+ * NOSYNC (producer 1's first call has no CMD_SYNC), MSI (1: MSI polling,
+ * 0: CONS polling), TIMEOUTS and MAXTO, DEFER (the device may publish CONS
+ * late, as with cons_batch > 1), FOLD (above).
+ * FOLD=0 only: REFRESH (0: the last waiter refreshes or skips,
+ * nondeterministically; 1: the code's rule "only when less than half the
+ * queue looks free"; 2: always, as the kernel does).
+ * FOLD=1 only: OWNOPT (0: every reservation sets OWNED, as the kernel; 1: an
+ * owner may leave OWNED clear and then publishes its own range without the
+ * OWNED-clearing RMW; the choice is nondeterministic, so every policy for
+ * it, e.g. "owner_prod != old prod", is covered, and OWNOPT=0 is one of them).
  *
  * Broken variants, each must make SPIN report an error (see README.md):
  *   BROKEN_A  device: CONS past the sync, then the MSI write; MSI waiter
  *             refreshes with sync+1 (the pre-review order) -- with TIMEOUTS
- *   BROKEN_B  exclusive_unlock() resets the lock to 0 (pre-2025 kernel)
- *   BROKEN_C  queue full: one exclusive try, then wait on the shadow only
- *   BROKEN_D  shared_lock() after marking valid instead of before
+ *   BROKEN_B  FOLD=0: exclusive_unlock() resets the lock to 0 (pre-2025 kernel)
+ *   BROKEN_C  FOLD=0: queue full: one exclusive try, then wait on the shadow only
+ *   BROKEN_D  FOLD=0: shared_lock() after marking valid instead of before
  *   BROKEN_E  device order as now, but MSI waiter refreshes with sync+1
+ *   BROKEN_F  FOLD=1: a leaving waiter that is not the last sets cons too
+ *   BROKEN_G  FOLD=1: the space-wait refresh CAS ignores the waiters
+ *   BROKEN_H  FOLD=1: a sync waiter registers (fetch_add) after marking
+ *             valid, not in the reservation CAS
+ *   BROKEN_I  FOLD=1: the last waiter decrements, then sets cons in a
+ *             second RMW
+ *   BROKEN_J  the owner publishes PROD without polling the valid map
+ *   BROKEN_K  the owner stores owner_prod before PROD
+ *   BROKEN_L  the owner does not wait for owner_prod (previous owner)
+ *   BROKEN_M  FOLD=1 OWNOPT=1: the new OWNED bit comes from the hint
+ *             alone, so a gatherer may clear it
+ *   BROKEN_N  ownership from owner_prod: a reserver is owner iff owner_prod,
+ *             loaded before the CAS, equals its start, else it gathers
+ *   BROKEN_O  FOLD=1: the space-wait refresh CAS expects an llq value loaded
+ *             after its CONS read (so that CONS may be older than the cons
+ *             it replaces)
+ *   BROKEN_P  FOLD=1 OWNOPT=1: an owner that left OWNED clear does not
+ *             mark its entries valid (nobody polls them this lap)
  *
  * Properties (a hidden bit named after each, so pan's message names it):
  *   P1 a producer never writes a slot the device has not consumed (for an
  *      MSI CMD_SYNC: whose MSI write has not happened)
  *   P2 the device executes every entry exactly once, in per-producer order
  *      (fetched slots hold a written entry; sequence numbers strictly rise;
- *      at the end every issued entry was executed)
+ *      PROD never moves backwards; at the end every issued entry was
+ *      executed and PROD is the shadow prod)
  *   P3 a CMD_SYNC wait that succeeds: everything its producer issued,
  *      the sync included, was executed
- *   P4 the shadow cons never moves backwards and never gets ahead of CONS
+ *   P4 the shadow cons never moves backwards and never gets ahead of CONS;
+ *      (FOLD=1) at the end no waiter is counted
  *   P5 no deadlock: pan's invalid-end-state check (the final check in init
  *      also blocks until the device drained every published entry)
  */
@@ -82,6 +116,21 @@
 #ifndef DEFER
 #define DEFER 1
 #endif
+#ifndef FOLD
+#define FOLD 1
+#endif
+#ifndef OWNOPT
+#define OWNOPT 0
+#endif
+#if FOLD && (BROKEN_B || BROKEN_C || BROKEN_D)
+#error "BROKEN_B, C and D are variants of the counter lock: FOLD=0"
+#endif
+#if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || BROKEN_O || OWNOPT)
+#error "BROKEN_F to I, M, O and OWNOPT are variants of the folded shadow: FOLD=1"
+#endif
+#if (BROKEN_M || BROKEN_P) && !OWNOPT
+#error "BROKEN_M and BROKEN_P need OWNOPT=1"
+#endif
 
 #if SHIFT == 2
 #define N 4
@@ -117,20 +166,50 @@ byte valid;             /* valid map: one 64-bit word in the code, N bits here *
 byte llq_prod;          /* shadow llq: prod ...                     */
 bit llq_own;            /* ... its OWNED bit (bit 31) ...           */
 byte llq_cons;          /* ... and the shadow cons, CAS'd together  */
-byte owner_prod;
+#if FOLD
+byte llq_wait;          /* ... and the CMD_SYNC waiters (FOLD=1)    */
+#else
 short lock;             /* 0 free, > 0 shared count, LMIN + k exclusive */
+#endif
+byte owner_prod;
 byte PROD, CONS;        /* the register file (regs.h) */
 
 /* --- ghosts (never read by the protocol) --------------------------------- */
 bit busy[N];            /* slot written, not yet consumed / MSI'd */
-byte llq_prod_abs, llq_cons_abs, CONS_abs; /* the pointers without wrapping */
+byte llq_prod_abs, llq_cons_abs, CONS_abs, PROD_abs; /* the pointers without wrapping */
 byte lastexec[NP], execcnt[NP], issued[NP];
 byte ndone, ntimeouts;
 byte dcons;             /* the device's own cons (dev->cons) */
 bit dbusy;
-hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_all_executed,
-	P2_prod_published, P3_sync_means_done, P4_no_backwards, P4_not_ahead;
+hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_prod_forward,
+	P2_all_executed, P2_prod_published, P3_sync_means_done, P4_no_backwards,
+	P4_not_ahead, P4_waiters_drained;
 
+/* One CAS or load of the whole shadow word, from/into the o_ locals. */
+#if FOLD
+#define LLQ_SAME (llq_prod == o_prod && llq_own == o_own && llq_cons == o_cons && llq_wait == o_wait)
+#define LLQ_LOAD o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons; o_wait = llq_wait
+#else
+#define LLQ_SAME (llq_prod == o_prod && llq_own == o_own && llq_cons == o_cons)
+#define LLQ_LOAD o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons
+#endif
+
+#if FOLD
+/*
+ * FOLD=1: the new shadow cons c (ghost: c_abs) replaces the cons field, in
+ * the statement of the CAS that does it.  The ghost checks P4 on the value
+ * the writer meant.
+ */
+inline llq_put_cons(c, c_abs)
+{
+	P4_no_backwards = (c_abs >= llq_cons_abs);
+	assert(P4_no_backwards);
+	P4_not_ahead = (c_abs <= CONS_abs);
+	assert(P4_not_ahead);
+	llq_cons = c;
+	llq_cons_abs = c_abs
+}
+#else
 /*
  * llq_set_cons(): relaxed load of llq, then fetch_add of the difference to
  * the cons half (R_LLQ).  The ghost abs moves by the same signed difference
@@ -177,6 +256,7 @@ inline shared_lock()
 	:: else -> (lock > 0)
 	fi
 }
+#endif
 
 /* The runs of the valid map covering [sp, ep): a run never crosses a lap. */
 inline valid_runs(sp, ep)
@@ -190,6 +270,47 @@ inline valid_runs(sp, ep)
 	w2 = (WRP(sp + cnt) != 0 -> 0 : m2)
 }
 
+#if FOLD
+#if BROKEN_G
+#define CAN_REFRESH(w) 1                  /* broken: ignores the waiters */
+#else
+#define CAN_REFRESH(w) ((w) == 0)
+#endif
+/*
+ * FOLD=1 wait_for_space(), entered with o_ = the last load of llq and no
+ * room for k.  A refresh is one CAS of llq, expecting that load, that
+ * requires waiters == 0 and replaces cons with CONS read after the load
+ * (R_LLQ); it is tried only when that CONS differs from the loaded cons.
+ * While waiters > 0 nobody but the last waiter out may move cons, so the
+ * wait just waits.
+ */
+inline wait_for_space()
+{
+	do
+	:: HAS_SPACE(o_prod, o_cons, k) -> break
+	:: else ->
+		if
+		:: CAN_REFRESH(o_wait) ->
+			atomic { hw = CONS; c_abs = CONS_abs };      /* A_CONS, after A_LLQ */
+#if BROKEN_O
+			atomic { LLQ_LOAD };    /* broken: the CAS expects a newer load */
+#endif
+			atomic {                                  /* CAS (R_LLQ) */
+				if
+				:: hw != o_cons && CAN_REFRESH(o_wait) && LLQ_SAME ->
+					llq_put_cons(hw, c_abs)
+				:: else
+				fi;
+				hw = 0; c_abs = 0
+			}
+		:: else
+		fi;
+		/* devwait_step(): nothing to do until one of these */
+		HAS_SPACE(llq_prod, llq_cons, k) || (CAN_REFRESH(llq_wait) && CONS != llq_cons);
+		atomic { LLQ_LOAD }                                     /* A_LLQ */
+	od
+}
+#else
 /*
  * wait_for_space(): every step first refreshes the shadow cons under the
  * exclusive lock if the device moved, then re-reads llq.
@@ -207,12 +328,12 @@ inline wait_for_space()
 		exclusive_unlock()
 	:: else
 	fi;
-	atomic { o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons };
+	atomic { LLQ_LOAD };
 	do
 	:: HAS_SPACE(o_prod, o_cons, k) -> break
 	:: else ->
 		HAS_SPACE(llq_prod, llq_cons, k);
-		atomic { o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons }
+		atomic { LLQ_LOAD }
 	od
 #else
 	do
@@ -230,7 +351,7 @@ inline wait_for_space()
 			fi
 		:: else
 		fi;
-		atomic { hw = 0; got = 0; o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons }; /* A_LLQ */
+		atomic { hw = 0; got = 0; LLQ_LOAD }; /* A_LLQ */
 		if
 		:: HAS_SPACE(o_prod, o_cons, k) -> break
 		:: else ->
@@ -240,13 +361,20 @@ inline wait_for_space()
 	od
 #endif
 }
+#endif
 
 proctype Producer(byte p)
 {
 	byte call, seq, n, k, i, j;
-	bit sync, owner, got, err;
+	bit sync, owner, gather, got, err;
 	byte o_prod, o_cons; bit o_own;
-	byte sprod, sprod_abs, eprod, prod, syncp, sync_abs;
+#if FOLD
+	byte o_wait;
+#endif
+#if BROKEN_N
+	byte hint;
+#endif
+	byte sprod, sprod_abs, eprod, prod, prod_abs, syncp, sync_abs;
 	byte hw, c, c_abs, r_cons, r_abs, r_prod;
 	byte left, cnt, m1, w1, m2, w2;
 	short t;
@@ -256,8 +384,11 @@ proctype Producer(byte p)
 	:: else ->
 		d_step { n = NCMD; sync = CALL_SYNC(p, call); k = n + sync };
 
-		/* 1. Reserve k entries: CAS the shadow {prod, cons} (A_LLQ). */
-		atomic { o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons };
+		/* 1. Reserve k entries: CAS the shadow llq (A_LLQ). */
+#if BROKEN_N
+		atomic { hint = owner_prod };   /* broken: ownership from this */
+#endif
+		atomic { LLQ_LOAD };
 reserve:
 		if
 		:: !HAS_SPACE(o_prod, o_cons, k) -> wait_for_space()
@@ -265,15 +396,37 @@ reserve:
 		fi;
 		atomic {
 			if
-			:: llq_prod == o_prod && llq_own == o_own && llq_cons == o_cons ->
-				owner = !o_own;
+			:: LLQ_SAME ->
 				sprod = o_prod;
 				sprod_abs = llq_prod_abs;
 				llq_prod = POS(o_prod + k);
-				llq_own = 1;
-				llq_prod_abs = llq_prod_abs + k
+				llq_prod_abs = llq_prod_abs + k;
+#if FOLD && !BROKEN_H
+				/* a sync waiter counts itself in the same CAS */
+				llq_wait = llq_wait + sync;
+#endif
+				/* owner iff OWNED was clear */
+#if BROKEN_N
+				owner = (hint == o_prod);       /* broken */
+				gather = owner;
+				llq_own = 1
+#elif OWNOPT
+				owner = !o_own;
+				if
+				:: owner -> gather = 1; llq_own = 1   /* open gathering */
+				:: owner -> gather = 0   /* publish alone: OWNED stays clear */
+#if BROKEN_M
+				:: !owner -> llq_own = 0 /* broken: a gatherer clears it */
+#endif
+				:: !owner                /* a gatherer leaves OWNED set */
+				fi
+#else
+				owner = !o_own;
+				gather = owner;
+				llq_own = 1
+#endif
 			:: else ->
-				o_prod = llq_prod; o_own = llq_own; o_cons = llq_cons;
+				LLQ_LOAD;
 				goto reserve
 			fi
 		};
@@ -297,7 +450,7 @@ reserve:
 			syncp = POS(sprod + n);
 			sync_abs = sprod_abs + n
 		};
-#if !BROKEN_D
+#if !FOLD && !BROKEN_D
 		/* ... and a sync waiter takes the lock shared before its sync
 		 * can be seen */
 		if
@@ -306,29 +459,70 @@ reserve:
 		fi;
 #endif
 
-		/* 3. Mark our entries valid (R_VALID): one fetch_xor per run. */
+		/* 3. Mark our entries valid (R_VALID): one fetch_xor per run.
+		 * A lone owner too: the flips keep each slot's polarity in step
+		 * with its lap for the next owner that polls it. */
 		d_step { valid_runs(sprod, eprod) };
+#if BROKEN_P
+		if
+		:: owner && !gather     /* broken: a lone owner does not flip */
+		:: else ->
+#endif
 		valid = valid ^ m1;
 		if
 		:: m2 != 0 -> valid = valid ^ m2
 		:: else
 		fi;
+#if BROKEN_P
+		fi;
+#endif
 		d_step { left = 0; cnt = 0; m1 = 0; w1 = 0; m2 = 0; w2 = 0 };
+#if BROKEN_H
+		if
+		:: sync -> llq_wait++   /* broken: registers after marking valid */
+		:: else
+		fi;
+#endif
 
 		/* 4. The owner publishes everything gathered so far. */
 		if
 		:: owner ->
+#if BROKEN_L
+			/* broken: no wait for the previous owner */
+#else
 			owner_prod == sprod;                            /* a. A_OWNER */
-			atomic {                                        /* b. fetch_and ~OWNED */
-				prod = llq_prod;
-				llq_own = 0;
-				valid_runs(sprod, prod)
+#endif
+			if
+			:: gather ->
+				atomic {                                /* b. fetch_and ~OWNED */
+					prod = llq_prod;
+					prod_abs = llq_prod_abs;
+					llq_own = 0;
+					valid_runs(sprod, prod)
+				};
+#if !BROKEN_J
+				(valid & m1) == w1;                     /* c. A_VALID */
+				(valid & m2) == w2
+#endif
+			:: else ->
+				/* OWNED left clear: nobody gathered behind us, so
+				 * publish our own range (whose valid bits are ours):
+				 * no RMW of llq, no poll */
+				d_step { prod = eprod; prod_abs = sprod_abs + k }
+			fi;
+#if BROKEN_K
+			owner_prod = prod;                              /* broken: e. before d. */
+#endif
+			atomic {                                        /* d. D1 */
+				P2_prod_forward = (prod_abs >= PROD_abs);
+				assert(P2_prod_forward);
+				PROD = prod;
+				PROD_abs = prod_abs
 			};
-			(valid & m1) == w1;                             /* c. A_VALID */
-			(valid & m2) == w2;
-			PROD = prod;                                    /* d. D1 */
+#if !BROKEN_K
 			owner_prod = prod;                              /* e. R_OWNER */
-			d_step { prod = 0; left = 0; cnt = 0; m1 = 0; w1 = 0; m2 = 0; w2 = 0 }
+#endif
+			d_step { prod = 0; prod_abs = 0; left = 0; cnt = 0; m1 = 0; w1 = 0; m2 = 0; w2 = 0 }
 		:: else
 		fi;
 
@@ -389,6 +583,27 @@ reserve:
 			:: else
 			fi;
 
+#if FOLD
+			/* Leave: one CAS of llq (R_LLQ) decrements the waiters;
+			 * the last one out sets cons to c in the same CAS. */
+#if BROKEN_F
+			atomic { llq_wait--; llq_put_cons(c, c_abs) }   /* broken: every waiter */
+#elif BROKEN_I
+			atomic { llq_wait--; got = (llq_wait == 0) };
+			if
+			:: got -> atomic { llq_put_cons(c, c_abs) }  /* broken: a second CAS */
+			:: else
+			fi
+#else
+			atomic {
+				llq_wait--;
+				if
+				:: llq_wait == 0 -> llq_put_cons(c, c_abs)
+				:: else
+				fi
+			}
+#endif
+#else
 			/* The last waiter out refreshes the shadow cons. */
 			atomic { t = lock };                            /* A_LAST */
 			if
@@ -411,12 +626,19 @@ reserve:
 				lock--                                  /* R_SUNLOCK */
 			:: else -> lock--                               /* R_SUNLOCK */
 			fi
+#endif
 		:: else
 		fi;
 		d_step {        /* forget this call's locals: fewer distinct states */
 			call++;
-			owner = 0; got = 0; err = 0;
+			owner = 0; gather = 0; got = 0; err = 0;
 			o_prod = 0; o_own = 0; o_cons = 0;
+#if FOLD
+			o_wait = 0;
+#endif
+#if BROKEN_N
+			hint = 0;
+#endif
 			sprod = 0; sprod_abs = 0; eprod = 0; prod = 0; syncp = 0; sync_abs = 0;
 			hw = 0; c = 0; c_abs = 0; r_cons = 0; r_abs = 0; r_prod = 0;
 			left = 0; cnt = 0; m1 = 0; w1 = 0; m2 = 0; w2 = 0; t = 0
@@ -424,7 +646,6 @@ reserve:
 	od;
 	ndone++
 }
-
 /* The device: consumer() + consume() + cmd_sync(). */
 proctype Device()
 {
@@ -508,6 +729,10 @@ init
 	d_step {
 		P2_prod_published = (PROD == llq_prod && !llq_own);
 		assert(P2_prod_published);
+#if FOLD
+		P4_waiters_drained = (llq_wait == 0);
+		assert(P4_waiters_drained);
+#endif
 		p = 0;
 		do
 		:: p < NP ->

@@ -5,7 +5,8 @@
 # complete), then one per deliberately broken variant (SPIN must find the
 # expected violation, else the model proves nothing).  Every pan runs in a
 # temporary directory, removed at exit; two run at a time.
-# Usage: sh tests/model/run.sh   (MODEL_CC overrides the compiler for pan)
+# Usage: sh tests/model/run.sh   (MODEL_CC overrides the compiler for pan;
+# MODEL_ONLY=egrep-pattern runs only the configurations whose name matches)
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/cmdq.pml
 cc=${MODEL_CC:-cc}
@@ -27,29 +28,65 @@ trap 'exit 1' INT TERM
 
 # name | spin -D defines | expected: "clean" or an egrep pattern of pan's first error
 # Producers make NCALLS calls of NCMD commands + CMD_SYNC (CALLS0: producer 0).
+# FOLD=1 is issue 7's protocol (waiters folded into llq), checked with
+# OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
+# the counter lock of today's code.  Largest first: the lanes end together.
 configs='
-q4 p3 cons|-DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
-q8 p3 cons|-DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
-q4 p3 cons timeouts|-DMSI=0 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
-q8 p2 cons timeouts|-DSHIFT=3 -DNCMD=3 -DMSI=0 -DTIMEOUTS=1|clean
-q4 p3 msi|-DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
-q4 p3 msi timeouts|-DMSI=1 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
-q8 p2 msi timeouts|-DSHIFT=3 -DNCMD=3 -DMSI=1 -DTIMEOUTS=1|clean
-q4 p2 cons timeouts|-DMSI=0 -DTIMEOUTS=1|clean
-q4 p2 msi timeouts|-DMSI=1 -DTIMEOUTS=1|clean
-q8 p2 cons|-DSHIFT=3 -DNCMD=3 -DMSI=0|clean
-q4 p2 msi no-sync call, timeouts|-DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
-q4 p2 cons no-sync call, timeouts|-DMSI=0 -DNOSYNC=1 -DTIMEOUTS=1|clean
-q8 p3 msi|-DSHIFT=3 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1|clean
-q4 p2 msi|-DMSI=1|clean
-q4 p2 cons|-DMSI=0|clean
-q8 p2 msi|-DSHIFT=3 -DNCMD=3 -DMSI=1|clean
-broken variant (a) late MSI|-DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
-broken variant (b) unlock to 0|-DMSI=1 -DBROKEN_B=1|assertion violated P4_
-broken variant (c) no exclusive retry|-DMSI=1 -DREFRESH=2 -DBROKEN_C=1|invalid end state
-broken variant (d) lock after valid|-DMSI=1 -DBROKEN_D=1|assertion violated P4_
-broken variant (e) MSI refresh sync+1|-DMSI=1 -DBROKEN_E=1|assertion violated P4_not_ahead
+new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
+new q8 p2 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DTIMEOUTS=1|clean
+new q4 p3 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
+new q4 p3 cons|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+new q8 p3 msi, 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+new q8 p2 msi timeouts|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=1 -DTIMEOUTS=1|clean
+new q4 p3 msi timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
+new q8 p2 msi no-sync call, timeouts, 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
+new q8 p2 cons no-sync call, 1 command per call, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=0 -DNOSYNC=1 -DCALLS0=3|clean
+new q4 p2 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DTIMEOUTS=1|clean
+new q8 p2 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0|clean
+new q4 p3 msi|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+new q4 p2 msi timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DTIMEOUTS=1|clean
+new q4 p2 cons no-sync call, timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNOSYNC=1 -DTIMEOUTS=1|clean
+new q8 p3 msi|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1|clean
+new q4 p2 msi no-sync call, timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
+new q4 p2 cons|-DFOLD=1 -DOWNOPT=1 -DMSI=0|clean
+new q8 p2 msi|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=1|clean
+new q4 p2 msi|-DFOLD=1 -DOWNOPT=1 -DMSI=1|clean
+lock q4 p2 cons timeouts|-DFOLD=0 -DMSI=0 -DTIMEOUTS=1|clean
+lock q4 p2 msi timeouts|-DFOLD=0 -DMSI=1 -DTIMEOUTS=1|clean
+lock q8 p2 cons|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=0|clean
+lock q4 p2 msi no-sync call, timeouts|-DFOLD=0 -DMSI=1 -DNOSYNC=1 -DTIMEOUTS=1|clean
+lock q8 p3 msi|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1|clean
+lock q8 p3 msi, 1 command per call|-DFOLD=0 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNP=3 -DNCALLS=1|clean
+lock q4 p2 cons|-DFOLD=0 -DMSI=0|clean
+lock q8 p2 msi|-DFOLD=0 -DSHIFT=3 -DNCMD=3 -DMSI=1|clean
+lock q4 p2 msi|-DFOLD=0 -DMSI=1|clean
+broken (a) late MSI, new|-DFOLD=1 -DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
+broken (a) late MSI, lock|-DFOLD=0 -DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
+broken (b) unlock to 0, lock|-DFOLD=0 -DMSI=1 -DBROKEN_B=1|assertion violated P4_
+broken (c) no exclusive retry, lock|-DFOLD=0 -DMSI=1 -DREFRESH=2 -DBROKEN_C=1|invalid end state
+broken (d) lock after valid, lock|-DFOLD=0 -DMSI=1 -DBROKEN_D=1|assertion violated P4_
+broken (e) MSI refresh sync+1, new|-DFOLD=1 -DMSI=1 -DBROKEN_E=1|assertion violated P4_not_ahead
+broken (e) MSI refresh sync+1, lock|-DFOLD=0 -DMSI=1 -DBROKEN_E=1|assertion violated P4_not_ahead
+broken (f) non-last waiter sets cons, new|-DFOLD=1 -DMSI=1 -DBROKEN_F=1|assertion violated P4_no_backwards
+broken (g) space refresh ignores waiters, new|-DFOLD=1 -DMSI=1 -DBROKEN_G=1|assertion violated P4_no_backwards
+broken (h) waiter registers after valid, new msi|-DFOLD=1 -DMSI=1 -DBROKEN_H=1|assertion violated P4_no_backwards
+broken (h) waiter registers after valid, new q4 p3 cons|-DFOLD=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2 -DBROKEN_H=1|invalid end state
+broken (i) last waiter: decrement, then set cons, new|-DFOLD=1 -DMSI=1 -DBROKEN_I=1|assertion violated P4_no_backwards
+broken (j) no valid poll, new|-DFOLD=1 -DMSI=1 -DBROKEN_J=1|assertion violated P2_
+broken (j) no valid poll, lock|-DFOLD=0 -DMSI=1 -DBROKEN_J=1|assertion violated P2_
+broken (k) owner_prod before PROD, new|-DFOLD=1 -DMSI=1 -DBROKEN_K=1|assertion violated P2_prod_forward
+broken (k) owner_prod before PROD, lock|-DFOLD=0 -DMSI=1 -DBROKEN_K=1|assertion violated P2_prod_forward
+broken (l) no owner_prod wait, new|-DFOLD=1 -DMSI=1 -DBROKEN_L=1|assertion violated P2_prod_forward
+broken (l) no owner_prod wait, lock|-DFOLD=0 -DMSI=1 -DBROKEN_L=1|assertion violated P2_prod_forward
+broken (m) gatherer clears OWNED, new q8 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNOSYNC=1 -DBROKEN_M=1|invalid end state
+broken (n) ownership from owner_prod, new|-DFOLD=1 -DMSI=1 -DBROKEN_N=1|invalid end state
+broken (o) space refresh from an older CONS, new|-DFOLD=1 -DMSI=1 -DBROKEN_O=1|assertion violated P4_no_backwards
+broken (p) lone owner does not mark valid, new|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DBROKEN_P=1|invalid end state
 '
+
+if [ -n "${MODEL_ONLY:-}" ]; then
+	configs=$(echo "$configs" | grep -E -- "^[^|]*($MODEL_ONLY)[^|]*[|]")
+fi
 
 now_ms() {
 	t=$(date +%s%N 2>/dev/null)
@@ -71,15 +108,26 @@ check() {
 			exit 0
 		fi
 		# SAFETY: assertions and invalid end states (P5); COLLAPSE
-		# compresses the state vector; MEMLIM makes pan stop, and us
-		# fail, rather than swap.
-		if ! $cc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -o pan pan.c > cc.out 2>&1; then
+		# compresses the state vector; MEMLIM (1 GB) makes pan stop,
+		# and us fail, rather than swap.
+		# A broken variant fails within a few thousand states, where
+		# compiling and pan's allocations dominate: -O0 compiles 3x
+		# faster than -O2, and a 2^20-slot hash table (-w20) is set up
+		# at once.  A clean run takes -O1 (within a few % of -O2 on
+		# millions of states, compiled twice as fast) and the default
+		# 2^24 slots.  -m10000: the deepest run reaches depth ~300.
+		if [ "$4" = clean ]; then
+			opt=-O1 hash=
+		else
+			opt=-O0 hash=-w20
+		fi
+		if ! $cc $opt -w -DSAFETY -DCOLLAPSE -DMEMLIM=1024 -o pan pan.c > cc.out 2>&1; then
 			printf 'not ok\t%s: cannot compile pan\n' "$2"
 			sed 's/^/# /' cc.out
 			exit 0
 		fi
 		t0=$(now_ms)
-		./pan -m1000000 > pan.out 2>&1
+		./pan -m10000 $hash > pan.out 2>&1
 		t1=$(now_ms)
 		states=$(sed -n 's/^ *\([0-9][0-9]*\) states, stored.*/\1/p' pan.out)
 		mem=$(sed -n 's/^ *\([0-9.]*\).*total actual memory usage.*/\1/p' pan.out)
