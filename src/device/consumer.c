@@ -16,7 +16,9 @@
  *            PROD is written when we read it.
  *   R_CONS   release store of CONS; pairs with A_CONS: the commands behind
  *            CONS executed, their effects (cache model updates, handler side
- *            effects) are visible, and we will never read their slots again.
+ *            effects) are visible, the statistics count them (relaxed
+ *            stores made before), and we will never read their slots again
+ *            (nor may handler_batch, which saw them in place).
  *   R_MSI    release store of the CMD_SYNC MSI; pairs with A_MSI (the MSI
  *            waiter's load of its slot word).  Made after R_CONS up to the
  *            sync and before R_CONS past it (see cmd_sync()).
@@ -178,13 +180,6 @@ static void raise_gerror_irq(struct hwt_smmu_dev *dev)
 		fn(atomic_load_explicit(&dev->gerror_ctx, memory_order_relaxed));
 }
 
-/*
- * Publish CONS (R_CONS).  err is CONS.ERR.  If the queue was full at the
- * last PROD read, this update makes it not full: SEV (unless the MMU-600
- * erratum mode).  "Full" is judged at the PROD read (A_PROD), not at this
- * store: a queue that fills between the two gets no SEV for this update;
- * its waiters' sleeps are bounded, so that costs latency, never progress.
- */
 static void not_full_sev(struct hwt_smmu_dev *dev)
 {
 	dev->full_seen = false;
@@ -195,6 +190,13 @@ static void not_full_sev(struct hwt_smmu_dev *dev)
 	}
 }
 
+/*
+ * Publish CONS (R_CONS).  err is CONS.ERR.  If the queue was full at the
+ * last PROD read, this update makes it not full: SEV (unless the MMU-600
+ * erratum mode).  "Full" is judged at the PROD read (A_PROD), not at this
+ * store: a queue that fills between the two gets no SEV for this update;
+ * its waiters' sleeps are bounded, so that costs latency, never progress.
+ */
 static inline void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
 {
 	/* counted before R_CONS: a reader that saw this CONS sees the count */
@@ -206,7 +208,6 @@ static inline void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_
 	if (__builtin_expect(dev->full_seen, 0))
 		not_full_sev(dev);
 }
-
 
 /* ---- pause and doorbell --------------------------------------------------- */
 
