@@ -60,9 +60,10 @@ struct hwt_smmu_dev_config {
 	 * futex sleeps, so it never needs a free core).  0 (the default) is
 	 * auto: HWT_SMMU_DEV_SPIN_NS_AUTO or one futex wake-up on this machine
 	 * if that is longer (measured once per process, at the first create
-	 * that asks for auto, in about 2 ms at most; a busy machine may leave
-	 * it unmeasured, and the next two such creates try again; see
-	 * hwt_smmu_dev_stats.wake_ns).  Any other value is used as given. */
+	 * that asks for auto: a helper thread and at most 1.5 ms of futex
+	 * round trips; a busy machine may leave it unmeasured, and the next
+	 * two such creates try again; see hwt_smmu_dev_stats.wake_ns).  Any
+	 * other value is used as given. */
 	unsigned spin_ns;
 	/* Hi16xx quirk: the CMD_SYNC MSI is a 64-bit store of zero. */
 	bool msi_64bit;

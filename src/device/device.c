@@ -77,10 +77,11 @@ static void sync_mask(uint64_t ok[2])
  * (WAKE_GAP_NS), then post (word odd) and wake it; it records the time from
  * the post to its return and ends the round (word even).  The median of
  * the rounds, or 0 if fewer than 3 completed.  We return by
- * WAKE_BUDGET_NS after the start (thread creation included) even if the
- * helper is not scheduled: it is detached, polls the same deadline, sleeps
- * at most WAKE_POLL_NS at a time, and the last of the two to leave frees
- * the probe.
+ * WAKE_BUDGET_NS after pthread_create returned (its own cost, ~0.2 ms in a
+ * fresh process, is not ours to bound; in a forked child it was seen at
+ * several ms) even if the helper is not scheduled: it is detached, polls
+ * the same deadline, sleeps at most WAKE_POLL_NS at a time, and the last
+ * of the two to leave frees the probe.
  *
  * R_POST / A_POST: the post (word = 2i + 1, release; seq_cst for the futex
  * handshake) carries posted_ns to the helper's acquire load of word.
@@ -101,7 +102,7 @@ struct wake_probe {
 	_Atomic uint32_t stop;
 	_Atomic uint32_t refs;  /* 2: both sides; the last to leave frees */
 	_Atomic uint64_t posted_ns;
-	uint64_t deadline;
+	_Atomic uint64_t deadline; /* a time bound only: relaxed */
 	uint64_t lat[WAKE_ROUNDS];
 };
 
@@ -113,7 +114,8 @@ static void wake_probe_put(struct wake_probe *p)
 
 static bool wake_in_time(const struct wake_probe *p)
 {
-	return !atomic_load_explicit(&p->stop, memory_order_relaxed) && hwt__now_ns() < p->deadline;
+	return !atomic_load_explicit(&p->stop, memory_order_relaxed) &&
+	       hwt__now_ns() < atomic_load_explicit(&p->deadline, memory_order_relaxed);
 }
 
 static void *wake_helper(void *arg)
@@ -157,7 +159,7 @@ static void wake_measure(void)
 
 	if (!p)
 		return; /* not measured: the fixed spin */
-	p->deadline = hwt__now_ns() + WAKE_BUDGET_NS;
+	atomic_init(&p->deadline, UINT64_MAX); /* set once the helper exists */
 	atomic_init(&p->refs, 2);
 	err = pthread_attr_init(&attr);
 	if (!err) {
@@ -169,6 +171,7 @@ static void wake_measure(void)
 		free(p);
 		return;
 	}
+	atomic_store_explicit(&p->deadline, hwt__now_ns() + WAKE_BUDGET_NS, memory_order_relaxed);
 	for (; done < WAKE_ROUNDS; done++) {
 		uint64_t gap;
 

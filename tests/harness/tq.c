@@ -77,6 +77,13 @@ void tq_publish(struct tq *t)
 	hwt__reg_write_prod(t->r, t->prod); /* R_PROD */
 }
 
+void tq_publish_one_run(struct tq *t)
+{
+	ASSERT_OK(hwt_smmu_dev_pause(t->dev));
+	tq_publish(t);
+	ASSERT_OK(hwt_smmu_dev_resume(t->dev));
+}
+
 uint32_t tq_cons(const struct tq *t)
 {
 	return hwt__reg_read_cons(t->r) & tq_ptr_mask(t);

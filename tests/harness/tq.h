@@ -45,6 +45,8 @@ void tq_free(struct tq *t);
 void tq_write_at(struct tq *t, uint32_t p, const uint64_t dw[2]);
 uint32_t tq_put(struct tq *t, const uint64_t dw[2]);
 void tq_publish(struct tq *t); /* PROD register = t->prod */
+/* Publish with the device paused, then resume: one PROD read sees all. */
+void tq_publish_one_run(struct tq *t);
 /* CONS (WRP|IDX) and CONS.ERR as the device published them. */
 uint32_t tq_cons(const struct tq *t);
 uint32_t tq_cons_err(const struct tq *t);

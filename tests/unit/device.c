@@ -331,14 +331,12 @@ static uint64_t cons_updates_for_burst(unsigned batch, bool batch_handler, unsig
 		cfg.handler = rec_handler;
 	cfg.handler_ctx = rec;
 	tq_start(&t, &cfg, 6);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev)); /* so one PROD read sees everything */
 	for (unsigned i = 0; i < n; i++) {
 		tst_cmd_seq(dw, i);
 		tq_put(&t, dw);
 	}
-	tq_publish(&t);
 	hwt_smmu_dev_get_stats(t.dev, &s0);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_TRUE(tq_wait_cons(&t, n));
 	hwt_smmu_dev_get_stats(t.dev, &s1);
 	ASSERT_EQ(s1.cmds - s0.cmds, n);
@@ -397,13 +395,11 @@ TEST(stats_count_what_cons_shows)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.sev_cost_ns = 100000000;
 	tq_start(&t, &cfg, 3);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	for (unsigned i = 0; i < 8; i++) { /* full */
 		tst_cmd_seq(dw, i);
 		tq_put(&t, dw);
 	}
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 	hwt_smmu_dev_get_stats(t.dev, &st);
 	ASSERT_EQ(st.cmds, 8);
@@ -446,13 +442,11 @@ TEST(prefetch_stops_at_prod)
 	for (unsigned b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
 		uint32_t pf;
 
-		ASSERT_OK(hwt_smmu_dev_pause(t.dev)); /* one PROD read for the burst */
 		for (unsigned i = 0; i < bursts[b]; i++) {
 			tst_cmd_seq(dw, i);
 			tq_put(&t, dw);
 		}
-		tq_publish(&t);
-		ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+		tq_publish_one_run(&t);
 		ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 		pf = last_prefetched(&t);
 		TLOG("burst of %u from %u: last prefetched %u", bursts[b], from, pf);

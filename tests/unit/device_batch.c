@@ -63,13 +63,11 @@ TEST(batch_runs_end_at_sync_wrap_and_prod)
 	check_call(rec, 0, 10, 0);
 
 	/* one PROD read: 3 commands, a sync, 5 commands across the wrap */
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	put_seqs(&t, 100, 3);
 	tst_cmd_sync(dw, HWT_SMMU_CS_NONE, 0, 0);
 	tq_put(&t, dw);
 	put_seqs(&t, 103, 5);
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 	ASSERT_EQ(rec_calls(rec), 4);
 	check_call(rec, 1, 3, 100); /* up to the sync */
@@ -81,14 +79,12 @@ TEST(batch_runs_end_at_sync_wrap_and_prod)
 	ASSERT_EQ(rec->cons_seen[rec->call_first[3]], 14);
 
 	/* every other encoding is the handler's, dwords in host order */
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	for (uint64_t i = 0; i < 6; i++) {
 		dw[0] = 0x0123456700000000ull | i << 8 | 0x7f;
 		dw[1] = 0x89abcdef01234567ull ^ i;
 		tq_put(&t, dw);
 	}
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
 	ASSERT_EQ(rec_calls(rec), 5);
 	ASSERT_EQ(rec->call_n[4], 6);
@@ -103,34 +99,34 @@ TEST(batch_runs_end_at_sync_wrap_and_prod)
 	free(rec);
 }
 
+/* n commands in one run through rec_batch_handler, cons_batch as given. */
+static struct rec *one_run(struct tq *t, unsigned cons_batch, unsigned n)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct rec *rec;
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.cons_batch = cons_batch;
+	rec = batch_rig(t, &cfg, 7);
+	put_seqs(t, 0, n);
+	tq_publish_one_run(t);
+	ASSERT_TRUE(tq_wait_cons(t, n));
+	return rec;
+}
+
 /* A long run is one call (no per-command cut), and with cons_batch N the
  * calls end at each CONS publication. */
 TEST(batch_runs_and_cons_batch)
 {
-	struct hwt_smmu_dev_config cfg;
 	struct tq t;
-	struct rec *rec;
+	struct rec *rec = one_run(&t, 0, 100);
 
-	hwt_smmu_dev_config_default(&cfg);
-	rec = batch_rig(&t, &cfg, 7);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
-	put_seqs(&t, 0, 100);
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
-	ASSERT_TRUE(tq_wait_cons(&t, 100));
 	ASSERT_EQ(rec_calls(rec), 1);
 	check_call(rec, 0, 100, 0);
 	tq_free(&t);
 	free(rec);
 
-	hwt_smmu_dev_config_default(&cfg);
-	cfg.cons_batch = 4;
-	rec = batch_rig(&t, &cfg, 7);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
-	put_seqs(&t, 0, 10);
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
-	ASSERT_TRUE(tq_wait_cons(&t, 10));
+	rec = one_run(&t, 4, 10);
 	ASSERT_EQ(rec_calls(rec), 3);
 	check_call(rec, 0, 4, 0);
 	check_call(rec, 1, 4, 4);
@@ -166,9 +162,7 @@ static void check_batch_error(int code, uint32_t want_err)
 	dw[1] = 0;
 	bad_at = tq_put(&t, dw);
 	put_seqs(&t, 4, 2);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_EQ(tq_wait_err(&t), want_err);
 	ASSERT_EQ(tq_cons(&t), bad_at);
 	ASSERT_EQ(bad_at, (start + 3) & tq_ptr_mask(&t));
@@ -217,10 +211,8 @@ TEST(batch_error_done_out_of_range)
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.handler_batch = overdone;
 	tq_start(&t, &cfg, 4);
-	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	put_seqs(&t, 0, 5);
-	tq_publish(&t);
-	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
+	tq_publish_one_run(&t);
 	ASSERT_EQ(tq_wait_err(&t), HWT_SMMU_CERROR_ILL);
 	ASSERT_EQ(tq_cons(&t), 4);
 	tq_free(&t);
