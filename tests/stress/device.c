@@ -3,8 +3,7 @@
  * The software SMMU under concurrency (minimal producer of
  * tests/harness/tq.h, no src/cmdq): test threads use the cache API while
  * the device executes invalidations, and several producers sharing the
- * queue through a lock get each command executed exactly once, in order
- * (per-command handler and handler_batch, CONS per run or every 3).
+ * queue through a lock get each command executed exactly once, in order.
  */
 #include "harness/harness.h"
 #include "harness/cmds.h"
@@ -112,7 +111,7 @@ static void *mp_fn(void *arg)
 	return NULL;
 }
 
-static void producers_exactly_once(bool batch_handler, unsigned cons_batch)
+TEST_TIMEOUT(producers_exactly_once_in_order, 60)
 {
 	struct hwt_smmu_dev_config cfg;
 	struct rec *rec = rec_new();
@@ -122,12 +121,9 @@ static void producers_exactly_once(bool batch_handler, unsigned cons_batch)
 	struct tq t;
 
 	hwt_smmu_dev_config_default(&cfg);
-	if (batch_handler)
-		cfg.handler_batch = rec_batch_handler;
-	else
-		cfg.handler = rec_handler;
+	cfg.handler = rec_handler;
 	cfg.handler_ctx = rec;
-	cfg.cons_batch = cons_batch;
+	cfg.cons_batch = 3;
 	tq_start(&t, &cfg, 3);
 	m.t = &t;
 	m.per = 800;
@@ -148,18 +144,4 @@ static void producers_exactly_once(bool batch_handler, unsigned cons_batch)
 	pthread_mutex_destroy(&m.lock);
 	tq_free(&t);
 	free(rec);
-}
-
-TEST_TIMEOUT(producers_exactly_once_in_order, 60)
-{
-	producers_exactly_once(false, 3);
-	producers_exactly_once(false, 0); /* CONS once per run */
-}
-
-/* The same through handler_batch: runs cut at the wrap and at PROD while
- * producers keep publishing. */
-TEST_TIMEOUT(producers_exactly_once_in_order_batch_handler, 60)
-{
-	producers_exactly_once(true, 0);
-	producers_exactly_once(true, 3);
 }
