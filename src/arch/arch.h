@@ -11,9 +11,6 @@
  *                                     else 0 (callers calibrate against
  *                                     CLOCK_MONOTONIC)
  *   void hwt__cpu_relax(void)         spin-loop hint: pause / yield / Zihintpause
- *   void hwt__prefetch_w(p)           fetch p's line for writing (a hint):
- *                                     prefetchw, prfm pstl1keep, else the
- *                                     compiler's prefetch
  *   uint32_t hwt__wait_change32(p, old)
  *                                     a WFE-like wait: returns the value at p
  *                                     once it differs from old, or after one

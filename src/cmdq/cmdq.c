@@ -478,11 +478,6 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
-	/* The k slots after ours are free too (the shadow says so): fetch their
-	 * lines for writing now, for the next call, while we write ours. */
-	if (hwt__q_has_space(shift, eprod, llq_cons(head), k))
-		for (uint32_t i = 0; i < k; i += 4)
-			hwt__prefetch_w(q->mem + 2 * hwt__q_idx(shift, eprod + i));
 
 	/* 2. Write the commands, then the CMD_SYNC; a sync waiter takes the
 	 *    lock shared before its sync can be seen, so nobody refreshes the

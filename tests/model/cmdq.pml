@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Promela model of the command-queue protocol of src/cmdq/cmdq.c (driver
- * side) and src/device/device.c consume()/cmd_sync() (device side), checked
+ * side) and src/device/consumer.c consume()/cmd_sync() (device side), checked
  * exhaustively with SPIN by tests/model/run.sh.  See tests/model/README.md.
  *
  * Two protocols, selected by FOLD:

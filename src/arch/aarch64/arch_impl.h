@@ -29,12 +29,6 @@ static inline void hwt__cpu_relax(void)
 	__asm__ __volatile__("yield" ::: "memory");
 }
 
-#define HWT_ARCH_HAS_PREFETCH_W 1
-static inline void hwt__prefetch_w(const void *p)
-{
-	__asm__ __volatile__("prfm pstl1keep, %0" ::"Q"(*(const char *)p));
-}
-
 #define HWT_ARCH_HAS_WAIT 1
 /*
  * sevl + wfe consumes the local event so the next wfe really waits; ldaxr

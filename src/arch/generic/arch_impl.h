@@ -41,14 +41,6 @@ static inline void hwt__cpu_relax(void)
 }
 #endif
 
-#ifndef HWT_ARCH_HAS_PREFETCH_W
-/* Fetch a line for writing (a hint). */
-static inline void hwt__prefetch_w(const void *p)
-{
-	__builtin_prefetch(p, 1);
-}
-#endif
-
 #ifndef HWT_ARCH_HAS_WAIT
 /* No wait-for-event instruction: a short relax spin, then report. */
 static inline uint32_t hwt__wait_change32(const _Atomic uint32_t *p, uint32_t old)

@@ -26,10 +26,3 @@ static inline void hwt__cpu_relax(void)
 {
 	__asm__ __volatile__("pause" ::: "memory");
 }
-
-/* prefetchw (0f 0d /1): a no-op hint on cores without it. */
-#define HWT_ARCH_HAS_PREFETCH_W 1
-static inline void hwt__prefetch_w(const void *p)
-{
-	__asm__ __volatile__("prefetchw %0" ::"m"(*(const char *)p));
-}
