@@ -184,8 +184,9 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	 * all of these) sees the disable before it touches the queue; or its
 	 * A_ACK reads 0 before our R_ACK, and then its unmap of the queue,
 	 * which takes our lock, sees CMDQEN and waits as well. */
-	atomic_store_explicit(&dev->regs.live, 1, memory_order_seq_cst);
-	cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst);
+	atomic_store_explicit(&dev->regs.live, 1, memory_order_seq_cst); /* pairs with the
+								   * driver's live load */
+	cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
 	err = hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
 	if (err)
 		goto fail;

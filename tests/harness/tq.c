@@ -51,6 +51,16 @@ void tq_start(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n)
 	ASSERT_EQ(hwt__reg_cmdq_enabled(t->r), 1);
 }
 
+void tq_start_recording(struct tq *t, struct rec *rec, unsigned n)
+{
+	struct hwt_smmu_dev_config cfg;
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.handler = rec_handler;
+	cfg.handler_ctx = rec;
+	tq_start(t, &cfg, n);
+}
+
 void tq_free(struct tq *t)
 {
 	hwt_smmu_dev_destroy(t->dev);

@@ -39,6 +39,9 @@ void tq_setup(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n);
 /* Connect the GERROR line to fn(ctx) (NULL: disconnect). */
 void tq_set_gerror_irq(struct tq *t, void (*fn)(void *ctx), void *ctx);
 void tq_start(struct tq *t, const struct hwt_smmu_dev_config *cfg, unsigned n);
+/* tq_start with the default configuration and rec_handler recording into rec. */
+struct rec;
+void tq_start_recording(struct tq *t, struct rec *rec, unsigned n);
 void tq_free(struct tq *t);
 /* Write the entry at position p; tq_put writes at PROD, advances it
  * (unpublished) and returns the entry's position. */

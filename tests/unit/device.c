@@ -302,17 +302,13 @@ TEST(cons_batch_4)
 
 TEST(handler_sees_every_command_but_sync)
 {
-	struct hwt_smmu_dev_config cfg;
 	struct hwt_smmu_dev_stats st;
 	struct rec *rec = rec_new();
 	struct tq t;
 	uint64_t dw[2];
 	unsigned n = 0;
 
-	hwt_smmu_dev_config_default(&cfg);
-	cfg.handler = rec_handler;
-	cfg.handler_ctx = rec;
-	tq_start(&t, &cfg, 4);
+	tq_start_recording(&t, rec, 4);
 	for (int round = 0; round < 10; round++) {
 		for (int i = 0; i < 5; i++) {
 			/* any dwords at all: the handler owns the format */

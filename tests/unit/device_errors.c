@@ -133,15 +133,11 @@ TEST(error_ill_from_handler)
 
 TEST(error_abt_retries_fetch)
 {
-	struct hwt_smmu_dev_config cfg;
 	struct rec *rec = rec_new();
 	struct tq t;
 	uint64_t dw[2];
 
-	hwt_smmu_dev_config_default(&cfg);
-	cfg.handler = rec_handler;
-	cfg.handler_ctx = rec;
-	tq_start(&t, &cfg, 4);
+	tq_start_recording(&t, rec, 4);
 	tst_cmd_seq(dw, 0);
 	tq_put(&t, dw);
 	tq_drain(&t);
@@ -170,15 +166,11 @@ TEST(error_abt_retries_fetch)
  * CONS.ERR and run on by itself). */
 TEST(pause_in_error_keeps_waiting_for_the_acknowledgement)
 {
-	struct hwt_smmu_dev_config cfg;
 	struct rec *rec = rec_new();
 	struct tq t;
 	uint64_t dw[2];
 
-	hwt_smmu_dev_config_default(&cfg);
-	cfg.handler = rec_handler;
-	cfg.handler_ctx = rec;
-	tq_start(&t, &cfg, 4);
+	tq_start_recording(&t, rec, 4);
 	ASSERT_OK(hwt_smmu_dev_inject(t.dev, HWT_SMMU_FAULT_ABT));
 	tst_cmd_seq(dw, 0);
 	tq_put(&t, dw);
