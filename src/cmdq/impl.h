@@ -22,10 +22,10 @@
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 
 struct hwt_cmdq {
-	/* Written by every producer: one line each. */
+	/* Written by every producer: one line each (calib is read by every
+	 * issue, written once). */
 	alignas(HWT__CACHELINE) _Atomic uint64_t llq;
 	alignas(HWT__CACHELINE) _Atomic uint32_t owner_prod;
-	alignas(HWT__CACHELINE) _Atomic int32_t lock;
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
 
 	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
@@ -50,7 +50,7 @@ struct hwt_cmdq {
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
 _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq, llq) >=
 			       HWT__CACHELINE &&
-		       offsetof(struct hwt_cmdq, lock) - offsetof(struct hwt_cmdq, owner_prod) >=
+		       offsetof(struct hwt_cmdq, calib) - offsetof(struct hwt_cmdq, owner_prod) >=
 			       HWT__CACHELINE &&
 		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, calib) >=
 			       HWT__CACHELINE,
