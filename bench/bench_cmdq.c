@@ -335,7 +335,7 @@ static void parse_bursts(struct opts *o, const char *v)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .segment_ms = 15, .rounds = 7, .nprod = 1, .log2 = 8,
-			    .cons_batch = 1, .timeout_ms = 1000, .bursts = { 1, 8, 32 },
+			    .cons_batch = 0, .timeout_ms = 1000, .bursts = { 1, 8, 32 },
 			    .nbursts = 3, .flow = true, .sync = true,
 			    .prod_cpu = -1, .cons_cpu = -1 };
 	for (int i = 1; i < argc; i++) {
@@ -351,7 +351,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		else if (OPT("--entries-log2"))
 			o->log2 = cli_arg_u(n, v, HWT_CMDQ_MIN_SHIFT, 16);
 		else if (OPT("--cons-batch"))
-			o->cons_batch = cli_arg_u(n, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX);
+			o->cons_batch = cli_arg_u(n, v, 0, HWT_SMMU_DEV_CONS_BATCH_MAX); /* 0: once per run */
 		else if (OPT("--timeout-ms"))
 			o->timeout_ms = cli_arg_u(n, v, 1, 60000);
 		else if (OPT("--producer-cpu"))

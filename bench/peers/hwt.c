@@ -41,23 +41,26 @@ static int h_create(const struct bench_queue_ops *self, const struct bench_queue
 		.start = false,
 	};
 	struct hq *h = aligned_alloc(128, (sizeof(*h) + 127) & ~(size_t)127);
+	char every[48] = "once per run of commands";
 	int err;
 
 	(void)self;
+	if (cfg->cons_batch)
+		snprintf(every, sizeof(every), "every %u command(s)", cfg->cons_batch);
 	snprintf(d->name, sizeof(d->name), "%s",
 		 !cfg->await ? "hwt_cmdq" : cons ? "hwt_cmdq_sync_cons" : "hwt_cmdq_sync_msi");
 	if (cfg->await)
 		snprintf(d->what, sizeof(d->what),
 			 "hwt_cmdq_issue(cmds, B, true) per burst: B commands + CMD_SYNC, "
-			 "completion awaited by %s; no-op dc.handler, CONS published every %u "
-			 "command(s); device started and stopped with each segment",
-			 cons ? "CONS polling (disable_msipolling)" : "MSI polling", cfg->cons_batch);
+			 "completion awaited by %s; no-op dc.handler, CONS published %s; "
+			 "device started and stopped with each segment",
+			 cons ? "CONS polling (disable_msipolling)" : "MSI polling", every);
 	else
 		snprintf(d->what, sizeof(d->what),
 			 "hwt_cmdq_issue(cmds, B, false) per burst; software SMMU consumer with a "
-			 "no-op dc.handler, CONS published every %u command(s); completion not "
-			 "awaited; one CMD_SYNC (MSI polling) drains the segment (timed); device "
-			 "started and stopped with each segment", cfg->cons_batch);
+			 "no-op dc.handler, CONS published %s; completion not awaited; one "
+			 "CMD_SYNC (MSI polling) drains the segment (timed); device started and "
+			 "stopped with each segment", every);
 	if (!h)
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
