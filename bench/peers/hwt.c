@@ -24,6 +24,7 @@ struct hq {
 	struct hwt_smmu_dev_stats st0;
 	struct {
 		alignas(128) uint64_t n; /* commands put by a producer: its own */
+		uint64_t puts, retries0, retries; /* its hwt_cmdq_thread_cas_retries() */
 	} issued[BENCH_MAX_PROD];
 };
 
@@ -89,7 +90,7 @@ static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
 	(void)abort; /* every wait of the queue ends by its own timeout */
 	h->nprod = nprod;
 	for (unsigned i = 0; i < BENCH_MAX_PROD; i++)
-		h->issued[i].n = 0;
+		h->issued[i].n = h->issued[i].puts = 0;
 	hwt_smmu_dev_get_stats(h->dev, &h->st0);
 	return hwt_smmu_dev_start(h->dev);
 }
@@ -97,11 +98,27 @@ static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
 static int h_put(void *p, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct hq *h = p;
-	int err = hwt_cmdq_issue(h->q, e, n, h->await);
+	int err;
 
+	if (!h->issued[id].puts++) /* a segment's threads are its own */
+		h->issued[id].retries0 = hwt_cmdq_thread_cas_retries();
+	err = hwt_cmdq_issue(h->q, e, n, h->await);
+	h->issued[id].retries = hwt_cmdq_thread_cas_retries();
 	if (!err)
 		h->issued[id].n += n;
 	return err;
+}
+
+static double h_cas_retries(void *p)
+{
+	struct hq *h = p;
+	uint64_t puts = 0, retries = 0;
+
+	for (unsigned i = 0; i < h->nprod; i++) {
+		puts += h->issued[i].puts;
+		retries += h->issued[i].retries - h->issued[i].retries0;
+	}
+	return puts ? (double)retries / (double)puts : 0;
 }
 
 static int h_drain(void *p)
@@ -135,4 +152,5 @@ const struct bench_queue_ops bench_hwt_ops = {
 	.put = h_put,
 	.drain = h_drain,
 	.end = h_end,
+	.cas_retries = h_cas_retries,
 };

@@ -403,6 +403,15 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 	return err;
 }
 
+/* Initial-exec: one thread-pointer-relative add on the retry path, no
+ * __tls_get_addr call, also in the shared library. */
+static _Thread_local uint64_t cas_retries __attribute__((tls_model("initial-exec")));
+
+uint64_t hwt_cmdq_thread_cas_retries(void)
+{
+	return cas_retries;
+}
+
 /*
  * Insert n commands and, if sync, a CMD_SYNC, then wait for it.
  *
@@ -458,6 +467,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		if (atomic_compare_exchange_weak_explicit(&q->llq, &old, head, memory_order_acquire,
 							  memory_order_relaxed))
 			break;
+		cas_retries++;
 	}
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
