@@ -8,7 +8,7 @@
  *              one 64-bit atomic; prod is the allocation pointer (bit 31 =
  *              OWNED), cons a possibly stale copy of the device's CONS used
  *              only for space accounting, waiters the number of CMD_SYNC
- *              waiters.  Space is reserved by compare-and-swap, which also
+ *              waiters (and space refreshers, while they refresh).  Space is reserved by compare-and-swap, which also
  *              registers the caller's CMD_SYNC (if any) as a waiter.
  *   valid      one bit per entry; a producer flips the bits of its entries
  *              once they are written.  The polarity flips each lap (valid =
@@ -17,30 +17,34 @@
  *
  * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
  * CAS that unregisters it; a producer short of space, finding no waiter,
- * refreshes it the same way (registers, reads CONS, leaves).  So no
- * waiter's slot is rewritten while it waits, CONS stays within a lap of
- * every waiter's slot, and no CAS installs a CONS read before llq last
- * changed (the kernel's shared lock, folded into the word every
- * reservation updates anyway).
+ * refreshes it the same way (registers, reads CONS, leaves).  While anyone
+ * is registered, cons stays at the value c0 it had at their registration,
+ * so every reservation keeps prod within a lap of c0, and CONS lies in
+ * [c0, prod].  So no waiter's slot is rewritten while it waits, CONS stays
+ * within a lap of every waiter's slot, and the value a leaver installs (read
+ * while registered) lies in [c0, CONS]: never a CONS from laps ago (the
+ * kernel's shared lock, folded into the word every reservation updates
+ * anyway).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
  *   R_VALID/A_VALID  entry writes -> owner's poll of the valid map
  *   R_OWNER/A_OWNER  previous owner done (PROD written) -> next owner
- *   R_LLQ/A_LLQ      shadow cons refresh, waiter leaving -> allocators
- *                    reusing those slots (every write of llq is an RMW, so
- *                    an allocator's A_LLQ synchronises with every earlier
- *                    R_LLQ in the chain)
+ *   R_LLQ/A_LLQ      a leaver (waiter or refresher) -> allocators reusing
+ *                    the slots it freed, and -> registrants (reservation
+ *                    or refresh CAS), whose later CONS reads are then not
+ *                    older than the value that set cons (every write of
+ *                    llq is an RMW, so an A_LLQ synchronises with every
+ *                    earlier R_LLQ in the chain)
  *   R_PROD (smmu/regs.h)/A_PROD (device)  PROD publication -> device
  *                                 reads entries
- *   R_CONS (device)/A_CONS        device executed -> CONS waiter
+ *   R_CONS (device)/A_CONS        device executed -> CONS waiter, and
+ *                                 -> space refresher (then R_LLQ)
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
  *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done -> issuers
  *
  * Setup, options and the GERROR handler are in setup.c, auto mode in
  * calib.c; the device is reached through smmu/bus.h only.
  */
-#include <hwtune/device.h>
-
 #include <endian.h>
 #include <errno.h>
 #include <sched.h>
@@ -59,7 +63,7 @@
 #define LLQ_WAITERS_SHIFT (32 + LLQ_PTR_BITS)
 #define LLQ_ONE_WAITER (1ull << LLQ_WAITERS_SHIFT)
 #define LLQ_WAITERS_MAX ((1u << (32 - LLQ_PTR_BITS)) - 1)
-_Static_assert(HWT_SMMU_DEV_CMDQS_MAX + 1 <= LLQ_PTR_BITS, "WRP|IDX fits the shadow cons");
+_Static_assert(HWT__CMDQS_ARCH_MAX + 1 <= LLQ_PTR_BITS, "WRP|IDX fits the shadow cons");
 
 static uint32_t llq_prod(uint64_t v)
 {
@@ -223,7 +227,7 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 		hwcons = read_cons(q); /* A_CONS */
 		if (!llq_waiters(v) && hwcons != llq_cons(v)) {
 			/* Refresh as a CMD_SYNC waiter does: register (A_LLQ,
-			 * so the CONS read below is not older than the one the
+			 * so the CONS read below is not behind the value the
 			 * shadow was set from), read CONS, leave with it.  While
 			 * we are registered the shadow cons cannot move, so prod
 			 * stays within a lap of it and of what we read.  A single
@@ -234,7 +238,14 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 								    memory_order_acquire,
 								    memory_order_relaxed))
 				leave(q, read_cons(q)); /* A_CONS, then R_LLQ */
-			continue;
+			/* Still short (others took the space, or our CAS lost):
+			 * fall through to a wait step, so that a loop of such
+			 * tries still yields and meets its deadline. */
+			v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
+			if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
+				*llq = v;
+				return 0;
+			}
 		}
 		/* The device signals only the full -> not-full edge of what it
 		 * was given: sleep on events while PROD shows a full queue, else
@@ -428,6 +439,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 {
 	const unsigned shift = q->shift;
 	struct devwait w = { .q = q, .every = 63 }; /* the space wait: a clock read per 64 polls */
+	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
 	bool owner, gather;
@@ -449,9 +461,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 				return err;
 		}
 		if (sync && llq_waiters(old) == LLQ_WAITERS_MAX) {
-			struct hwt__backoff b = { 0 }; /* 4095 threads waiting: wait for one */
-
-			hwt__backoff_wait(&b);
+			hwt__backoff_wait(&full); /* 4095 threads waiting: wait for one */
 			old = atomic_load_explicit(&q->llq, memory_order_relaxed);
 			continue;
 		}
@@ -532,7 +542,7 @@ int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned
 {
 	uint32_t calib;
 
-	if (!q || (n && !cmds) || n + sync > (1u << q->shift))
+	if (!q || (n && !cmds) || n > (1u << q->shift) - sync) /* n + sync could wrap */
 		return -EINVAL;
 	if (n + sync == 0)
 		return 0;

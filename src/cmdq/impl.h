@@ -54,13 +54,13 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 			       HWT__CACHELINE &&
 		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, calib) >=
 			       HWT__CACHELINE,
-	       "the producers' hot words share a line");
+	       "each of the producers' hot words has a line of its own");
 
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * A wait on other producers of this process (owner hand-over, valid bits,
- * shared lock, calibration): they are live threads that finish in bounded
+ * 4095 registered waiters, calibration): they are live threads that finish in bounded
  * time once they run, so there is no deadline, but after a short spin the
  * waiter yields and then sleeps, so a descheduled producer on a 2-core box
  * gets the CPU.

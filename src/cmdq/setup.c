@@ -4,8 +4,6 @@
  * device, map queue memory, enable the queue through CR0.CMDQEN, and undo
  * it), the GERROR handler, and the mode report.  The protocol is in cmdq.c.
  */
-#include <hwtune/device.h>
-
 #include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -210,7 +208,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	shift = opts->entries_log2 ? opts->entries_log2 : cmdqs;
 	/* Refuse n <= 6: a full batch plus its CMD_SYNC must fit, and the
 	 * valid map is made of whole 64-bit words. */
-	if (shift < HWT_CMDQ_MIN_SHIFT || shift > cmdqs || shift > HWT_SMMU_DEV_CMDQS_MAX) {
+	if (shift < HWT_CMDQ_MIN_SHIFT || shift > cmdqs || shift > HWT__CMDQS_ARCH_MAX) {
 		free_queue(q);
 		return -EINVAL;
 	}

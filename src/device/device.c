@@ -8,6 +8,8 @@
  * the consumer before it calls it.
  */
 #include "device/impl.h"
+
+_Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit is the architecture's");
 #include "arch/arch.h"
 #include "common/futex.h"
 #include "common/time.h"

@@ -9,6 +9,7 @@
 #include <hwtune/smmu_model.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -150,6 +151,7 @@ TEST(create_refuses_bad_sizes)
 	ASSERT_EQ(hwt_cmdq_issue(q, NULL, 1, false), -EINVAL);
 	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 256, true), -EINVAL);
 	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 257, false), -EINVAL);
+	ASSERT_EQ(hwt_cmdq_issue(q, cmds, UINT_MAX, true), -EINVAL); /* n + 1 wraps to 0 */
 	ASSERT_EQ(hwt_cmdq_issue(q, cmds, 0, false), 0);
 	hwt_smmu_dev_get_stats(dev, &st);
 	ASSERT_EQ(st.cmds, 0); /* refused calls wrote nothing */
