@@ -12,6 +12,7 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
+#   make bench-deps              install the benchmark peers (dpdk-dev, libck-dev; apt-get)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -86,7 +87,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
 	rmw-count rmw-list \
-	deps clean install uninstall
+	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
 
@@ -224,6 +225,13 @@ deps:
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libck-dev spin pkgconf
+
+# The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).
+bench-deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make bench-deps: run as root (apt-get)" >&2; exit 1; fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		dpdk-dev libck-dev pkgconf
 
 # --- install ------------------------------------------------------------------
 PREFIX ?= /usr/local

@@ -77,7 +77,8 @@ struct impl {
 	enum group group;
 	const struct bench_queue_ops *ops;
 	void *q;
-	double *rate; /* [burst index][round] */
+	double *rate;  /* [burst index][round] */
+	double *retry; /* the same, failed reservation CASes per put (cas_retries) */
 };
 
 struct seg;
@@ -182,7 +183,7 @@ static void *producer(void *arg)
 }
 
 /* One segment of im at burst b: elements/s, or a negative errno. */
-static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate)
+static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate, double *retry)
 {
 	const struct bench_queue_ops *ops = im->ops;
 	struct seg *s = bn->s;
@@ -248,6 +249,7 @@ static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate)
 	if (err)
 		fail(s);
 	end_err = ops->end(im->q);
+	*retry = ops->cas_retries ? ops->cas_retries(im->q) : 0;
 	if (!err)
 		err = end_err;
 	*rate = err ? 0 : (double)total * 1e9 / (double)(t1 - t0);
@@ -274,7 +276,8 @@ static void add_impl(struct bench *bn, enum group g, const struct bench_queue_op
 	im->group = g;
 	im->ops = ops;
 	im->rate = calloc((size_t)bn->o.nbursts * bn->o.rounds, sizeof(*im->rate));
-	if (!im->rate) {
+	im->retry = calloc((size_t)bn->o.nbursts * bn->o.rounds, sizeof(*im->retry));
+	if (!im->rate || !im->retry) {
 		cli_error("out of memory");
 		exit(1);
 	}
@@ -335,7 +338,7 @@ static void parse_bursts(struct opts *o, const char *v)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .segment_ms = 15, .rounds = 7, .nprod = 1, .log2 = 8,
-			    .cons_batch = 1, .timeout_ms = 1000, .bursts = { 1, 8, 32 },
+			    .cons_batch = 0, .timeout_ms = 1000, .bursts = { 1, 8, 32 },
 			    .nbursts = 3, .flow = true, .sync = true,
 			    .prod_cpu = -1, .cons_cpu = -1 };
 	for (int i = 1; i < argc; i++) {
@@ -351,7 +354,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		else if (OPT("--entries-log2"))
 			o->log2 = cli_arg_u(n, v, HWT_CMDQ_MIN_SHIFT, 16);
 		else if (OPT("--cons-batch"))
-			o->cons_batch = cli_arg_u(n, v, 1, HWT_SMMU_DEV_CONS_BATCH_MAX);
+			o->cons_batch = cli_arg_u(n, v, 0, HWT_SMMU_DEV_CONS_BATCH_MAX); /* 0: once per run */
 		else if (OPT("--timeout-ms"))
 			o->timeout_ms = cli_arg_u(n, v, 1, 60000);
 		else if (OPT("--producer-cpu"))
@@ -456,6 +459,9 @@ static void print_case(struct json *j, struct bench *bn, enum group g, unsigned 
 		for (unsigned r = 0; r < rounds; r++)
 			json_fixed(j, v[r], 0);
 		json_close(j);
+		if (im->ops->cas_retries)
+			json_key(j, "cas_retries_per_call_p50"),
+				json_fixed(j, stat_median(&im->retry[bi * rounds], rounds), 4);
 		json_close(j);
 	}
 	json_close(j);
@@ -632,7 +638,8 @@ int main(int argc, char **argv)
 				for (unsigned k = 0; k < n; k++) {
 					struct impl *im = grp[(k + r) % n];
 					double *rate = &im->rate[bi * bn.o.rounds + r];
-					int err = segment(&bn, im, bn.o.bursts[bi], rate);
+					int err = segment(&bn, im, bn.o.bursts[bi], rate,
+							  &im->retry[bi * bn.o.rounds + r]);
 
 					if (err) {
 						cli_error("%s, burst %u: %s", im->d.name, bn.o.bursts[bi],
@@ -659,6 +666,9 @@ int main(int argc, char **argv)
 				any = true;
 				fprintf(stderr, " | %s %.1f M/s", im->d.name,
 					stat_median(&im->rate[bi * bn.o.rounds], bn.o.rounds) / 1e6);
+				if (im->ops->cas_retries)
+					fprintf(stderr, " (CAS retries/call %.3f)",
+						stat_median(&im->retry[bi * bn.o.rounds], bn.o.rounds));
 			}
 			if (any)
 				fprintf(stderr, "\n");
@@ -669,6 +679,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < bn.nimpl; i++) {
 		bn.im[i].ops->destroy(bn.im[i].q);
 		free(bn.im[i].rate);
+		free(bn.im[i].retry);
 	}
 	free(bn.floor_ns);
 	free(bn.s);

@@ -24,6 +24,7 @@ struct hq {
 	struct hwt_smmu_dev_stats st0;
 	struct {
 		alignas(128) uint64_t n; /* commands put by a producer: its own */
+		uint64_t puts, retries0, retries; /* its hwt_cmdq_thread_cas_retries() */
 	} issued[BENCH_MAX_PROD];
 };
 
@@ -41,23 +42,26 @@ static int h_create(const struct bench_queue_ops *self, const struct bench_queue
 		.start = false,
 	};
 	struct hq *h = aligned_alloc(128, (sizeof(*h) + 127) & ~(size_t)127);
+	char every[48] = "once per run of commands";
 	int err;
 
 	(void)self;
+	if (cfg->cons_batch)
+		snprintf(every, sizeof(every), "every %u command(s)", cfg->cons_batch);
 	snprintf(d->name, sizeof(d->name), "%s",
 		 !cfg->await ? "hwt_cmdq" : cons ? "hwt_cmdq_sync_cons" : "hwt_cmdq_sync_msi");
 	if (cfg->await)
 		snprintf(d->what, sizeof(d->what),
 			 "hwt_cmdq_issue(cmds, B, true) per burst: B commands + CMD_SYNC, "
-			 "completion awaited by %s; no-op dc.handler, CONS published every %u "
-			 "command(s); device started and stopped with each segment",
-			 cons ? "CONS polling (disable_msipolling)" : "MSI polling", cfg->cons_batch);
+			 "completion awaited by %s; no-op dc.handler, CONS published %s; "
+			 "device started and stopped with each segment",
+			 cons ? "CONS polling (disable_msipolling)" : "MSI polling", every);
 	else
 		snprintf(d->what, sizeof(d->what),
 			 "hwt_cmdq_issue(cmds, B, false) per burst; software SMMU consumer with a "
-			 "no-op dc.handler, CONS published every %u command(s); completion not "
-			 "awaited; one CMD_SYNC (MSI polling) drains the segment (timed); device "
-			 "started and stopped with each segment", cfg->cons_batch);
+			 "no-op dc.handler, CONS published %s; completion not awaited; one "
+			 "CMD_SYNC (MSI polling) drains the segment (timed); device started and "
+			 "stopped with each segment", every);
 	if (!h)
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
@@ -86,7 +90,7 @@ static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
 	(void)abort; /* every wait of the queue ends by its own timeout */
 	h->nprod = nprod;
 	for (unsigned i = 0; i < BENCH_MAX_PROD; i++)
-		h->issued[i].n = 0;
+		h->issued[i].n = h->issued[i].puts = 0;
 	hwt_smmu_dev_get_stats(h->dev, &h->st0);
 	return hwt_smmu_dev_start(h->dev);
 }
@@ -94,11 +98,27 @@ static int h_begin(void *p, unsigned nprod, _Atomic int *abort)
 static int h_put(void *p, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n)
 {
 	struct hq *h = p;
-	int err = hwt_cmdq_issue(h->q, e, n, h->await);
+	int err;
 
+	if (!h->issued[id].puts++) /* a segment's threads are its own */
+		h->issued[id].retries0 = hwt_cmdq_thread_cas_retries();
+	err = hwt_cmdq_issue(h->q, e, n, h->await);
+	h->issued[id].retries = hwt_cmdq_thread_cas_retries();
 	if (!err)
 		h->issued[id].n += n;
 	return err;
+}
+
+static double h_cas_retries(void *p)
+{
+	struct hq *h = p;
+	uint64_t puts = 0, retries = 0;
+
+	for (unsigned i = 0; i < h->nprod; i++) {
+		puts += h->issued[i].puts;
+		retries += h->issued[i].retries - h->issued[i].retries0;
+	}
+	return puts ? (double)retries / (double)puts : 0;
 }
 
 static int h_drain(void *p)
@@ -132,4 +152,5 @@ const struct bench_queue_ops bench_hwt_ops = {
 	.put = h_put,
 	.drain = h_drain,
 	.end = h_end,
+	.cas_retries = h_cas_retries,
 };

@@ -80,6 +80,9 @@ struct bench_queue_ops {
 	/* The segment ends (after the producers and a drain): stop the
 	 * consumer; -EPROTO if an element was lost, doubled or reordered. */
 	int (*end)(void *q);
+	/* Optional (NULL: not reported): the segment's failed reservation
+	 * CASes per put, all producers, warm-up included. */
+	double (*cas_retries)(void *q);
 };
 
 extern const struct bench_queue_ops bench_hwt_ops;

@@ -131,6 +131,15 @@ HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
  */
 HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q);
 
+/*
+ * How many times the calling thread's reservation compare-and-swap failed
+ * and was retried (another producer reserved first, or, on LL/SC machines,
+ * a spurious failure), on any queue, since the thread started.  Counted
+ * only on the retry path: a measure of contention that costs nothing when
+ * there is none.
+ */
+HWT_API uint64_t hwt_cmdq_thread_cas_retries(void);
+
 HWT_END_DECLS
 
 #endif

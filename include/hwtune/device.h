@@ -46,12 +46,24 @@ struct hwt_smmu_dev_config {
 	unsigned cmdqs;
 	/* Pin the consumer thread to this CPU; -1 leaves it unpinned. */
 	int cpu;
-	/* Publish CONS every cons_batch commands (1 = after each command); CONS
-	 * is always published at a CMD_SYNC, on an error and when the queue
-	 * runs empty. */
+	/* When CONS is published.  0 (the default): once per run, a run being
+	 * the commands found between CONS and PROD at one read of PROD.  N > 0:
+	 * also after every N commands (1 = after each command).  In every mode
+	 * CONS is also published at each CMD_SYNC (up to it before its MSI,
+	 * then past it), on an error (CONS.ERR at the failing entry), and
+	 * before the device pauses, stops or acts on CR0.  Statistics count a
+	 * command before the CONS store that covers it.  A producer waiting
+	 * for space waits for the end of a run with 0: set N for slow
+	 * commands. */
 	unsigned cons_batch;
 	/* How long an idle consumer spins on PROD before it sleeps (bounded
-	 * futex sleeps, so it never needs a free core). */
+	 * futex sleeps, so it never needs a free core).  0 (the default) is
+	 * auto: HWT_SMMU_DEV_SPIN_NS_AUTO or one futex wake-up on this machine
+	 * if that is longer (measured once per process, at the first create
+	 * that asks for auto: a helper thread and at most 1.5 ms of futex
+	 * round trips; a busy machine may leave it unmeasured, and the next
+	 * two such creates try again; see hwt_smmu_dev_stats.wake_ns).  Any
+	 * other value is used as given. */
 	unsigned spin_ns;
 	/* Hi16xx quirk: the CMD_SYNC MSI is a 64-bit store of zero. */
 	bool msi_64bit;
@@ -60,14 +72,34 @@ struct hwt_smmu_dev_config {
 	/* Extra busy-waited costs, 0 = off.  msi: between the CONS update of a
 	 * CS=IRQ CMD_SYNC and its MSI write.  sev: before a CS=SEV CMD_SYNC
 	 * completes (its CONS update and SEV), and before any other SEV.  cmd:
-	 * per executed command other than CMD_SYNC. */
+	 * per executed command other than CMD_SYNC (with handler_batch, n x
+	 * cmd_cost_ns before a call of n commands; calls are then cut to at
+	 * most max(1, 100 us / cmd_cost_ns) commands so that stop, pause and
+	 * a disable are still acted on promptly). */
 	unsigned msi_cost_ns, sev_cost_ns, cmd_cost_ns;
 	/* Executes every command except CMD_SYNC instead of the built-in SMMU
 	 * executor (dw in host order).  Opcode 0x46 stays a CMD_SYNC, decoded
-	 * and checked by the device; every other encoding is the handler's.  Returns HWT_SMMU_CERROR_NONE, or a
-	 * CERROR that stops the queue (anything else counts as ILL).  Runs on
-	 * the consumer thread. */
+	 * and checked by the device; every other encoding is the handler's.
+	 * Returns HWT_SMMU_CERROR_NONE, or a CERROR that stops the queue
+	 * (anything else counts as ILL).  Runs on the consumer thread. */
 	int (*handler)(void *ctx, const uint64_t dw[2]);
+	/*
+	 * Or (not both): executes a run of n >= 1 consecutive commands, none a
+	 * CMD_SYNC, in queue order: cmds[i][0] and cmds[i][1] are the dwords
+	 * of the i-th, in host order.  A run ends before a CMD_SYNC, at the
+	 * end of the queue memory (the wrap), at the PROD the device read,
+	 * and after the cons_batch-th command since CONS was last published;
+	 * stop, pause, a CR0 write and injected faults are acted on between
+	 * two calls.  On little-endian hosts cmds points into the queue
+	 * memory itself: read-only, and valid only during the call (the
+	 * slots are reused once CONS passes them); never keep the pointer.
+	 * Returns HWT_SMMU_CERROR_NONE when all n executed, or the CERROR of
+	 * the first failing command (anything else counts as ILL) with *done
+	 * = how many executed before it (values >= n count as n - 1): CONS
+	 * stops at that command with CONS.ERR, and after GERRORN the device
+	 * fetches it again.  Runs on the consumer thread; handler_ctx is ctx.
+	 */
+	int (*handler_batch)(void *ctx, const uint64_t (*cmds)[2], unsigned n, unsigned *done);
 	void *handler_ctx;
 	/* CMD_SYNC with CS=IRQ and MSIADDR 0 (or no IDR0.MSI): the wired
 	 * interrupt, called on the consumer thread after CONS passed the sync. */
@@ -75,12 +107,15 @@ struct hwt_smmu_dev_config {
 	void *sync_irq_ctx;
 };
 
-/* MSI|SEV|COHACC, cmdqs 8, cpu -1, cons_batch 1, spin_ns 20000, no quirks,
- * no costs, built-in executor. */
+/* The spin of spin_ns = 0 (auto) when a futex wake-up costs less. */
+#define HWT_SMMU_DEV_SPIN_NS_AUTO 20000u
+
+/* MSI|SEV|COHACC, cmdqs 8, cpu -1, cons_batch 0 (once per run), spin_ns 0
+ * (auto), no quirks, no costs, built-in executor. */
 HWT_API void hwt_smmu_dev_config_default(struct hwt_smmu_dev_config *cfg);
 
 /* -EINVAL for a bad config (unknown IDR0 bits, cmdqs/cons_batch/spin/cost
- * out of range, cpu < -1), -ENOMEM. */
+ * out of range, cpu < -1, both handler and handler_batch), -ENOMEM. */
 HWT_API int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg);
 /* The configuration the device runs with. */
 HWT_API void hwt_smmu_dev_get_config(const struct hwt_smmu_dev *dev,
@@ -116,6 +151,8 @@ struct hwt_smmu_dev_stats {
 	uint64_t invalidated;  /* cache-model entries invalidated */
 	/* the configured extra costs, so callers can print them */
 	unsigned msi_cost_ns, sev_cost_ns, cmd_cost_ns;
+	unsigned spin_ns; /* the idle spin in use (spin_ns 0 resolved) */
+	unsigned wake_ns; /* the futex wake-up measured for auto spin_ns (0: not measured) */
 };
 /* A snapshot; each counter is read atomically, the set is not. */
 HWT_API void hwt_smmu_dev_get_stats(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev_stats *st);

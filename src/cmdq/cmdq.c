@@ -4,26 +4,41 @@
  * CMD_SYNC completion by MSI polling or CONS polling.
  *
  * Shared state (all producers):
- *   llq        shadow {prod (bits 31:0), cons (bits 63:32)} in one 64-bit
- *              atomic; prod is the allocation pointer (bit 31 = OWNED),
- *              cons a possibly stale copy of the device's CONS used only
- *              for space accounting.  Space is reserved by compare-and-swap.
+ *   llq        shadow {prod (bits 31:0), cons (51:32), waiters (63:52)} in
+ *              one 64-bit atomic; prod is the allocation pointer (bit 31 =
+ *              OWNED), cons a possibly stale copy of the device's CONS used
+ *              only for space accounting, waiters the number of CMD_SYNC
+ *              waiters (and space refreshers, while they refresh).  Space is reserved by compare-and-swap, which also
+ *              registers the caller's CMD_SYNC (if any) as a waiter.
  *   valid      one bit per entry; a producer flips the bits of its entries
  *              once they are written.  The polarity flips each lap (valid =
  *              1 on even laps, 0 on odd laps), so the map is never cleared.
  *   owner_prod end of the range the previous owner published to the device.
- *   lock       shared/exclusive counter: CMD_SYNC waiters hold it shared;
- *              only an exclusive holder, or the last waiter leaving,
- *              refreshes llq.cons from the device.
+ *
+ * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
+ * CAS that unregisters it; a producer short of space, finding no waiter,
+ * refreshes it the same way (registers, reads CONS, leaves).  While anyone
+ * is registered, cons stays at the value c0 it had at their registration,
+ * so every reservation keeps prod within a lap of c0, and CONS lies in
+ * [c0, prod].  So no waiter's slot is rewritten while it waits, CONS stays
+ * within a lap of every waiter's slot, and the value a leaver installs (read
+ * while registered) lies in [c0, CONS]: never a CONS from laps ago (the
+ * kernel's shared lock, folded into the word every reservation updates
+ * anyway).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
  *   R_VALID/A_VALID  entry writes -> owner's poll of the valid map
  *   R_OWNER/A_OWNER  previous owner done (PROD written) -> next owner
- *   R_LLQ/A_LLQ      shadow cons refresh -> allocators reusing those slots
- *   R_XUNLOCK/A_SLOCK, R_SUNLOCK/A_XLOCK and A_LAST   the counter lock
+ *   R_LLQ/A_LLQ      a leaver (waiter or refresher) -> allocators reusing
+ *                    the slots it freed, and -> registrants (reservation
+ *                    or refresh CAS), whose later CONS reads are then not
+ *                    older than the value that set cons (every write of
+ *                    llq is an RMW, so an A_LLQ synchronises with every
+ *                    earlier R_LLQ in the chain)
  *   R_PROD (smmu/regs.h)/A_PROD (device)  PROD publication -> device
  *                                 reads entries
- *   R_CONS (device)/A_CONS        device executed -> CONS waiter
+ *   R_CONS (device)/A_CONS        device executed -> CONS waiter, and
+ *                                 -> space refresher (then R_LLQ)
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
  *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done -> issuers
  *
@@ -43,6 +58,13 @@
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
 #define YIELD_NS 200000   /* device waits without events: yielding before sleeping */
 
+/* The shadow word: pointers of queues up to 2^19 entries need 20 bits. */
+#define LLQ_PTR_BITS 20
+#define LLQ_WAITERS_SHIFT (32 + LLQ_PTR_BITS)
+#define LLQ_ONE_WAITER (1ull << LLQ_WAITERS_SHIFT)
+#define LLQ_WAITERS_MAX ((1u << (32 - LLQ_PTR_BITS)) - 1)
+_Static_assert(HWT__CMDQS_ARCH_MAX + 1 <= LLQ_PTR_BITS, "WRP|IDX fits the shadow cons");
+
 static uint32_t llq_prod(uint64_t v)
 {
 	return (uint32_t)v;
@@ -50,12 +72,17 @@ static uint32_t llq_prod(uint64_t v)
 
 static uint32_t llq_cons(uint64_t v)
 {
-	return (uint32_t)(v >> 32);
+	return (uint32_t)(v >> 32) & ((1u << LLQ_PTR_BITS) - 1);
 }
 
-static uint64_t llq_make(uint32_t prod, uint32_t cons)
+static uint32_t llq_waiters(uint64_t v)
 {
-	return (uint64_t)cons << 32 | prod;
+	return (uint32_t)(v >> LLQ_WAITERS_SHIFT);
+}
+
+static uint64_t llq_make(uint32_t prod, uint32_t cons, uint32_t waiters)
+{
+	return (uint64_t)waiters << LLQ_WAITERS_SHIFT | (uint64_t)cons << 32 | prod;
 }
 
 /* Device CONS without the ERR field. */
@@ -141,77 +168,25 @@ static int devwait_step(struct devwait *w, bool use_events)
 	return 0;
 }
 
-/* --- the shared/exclusive counter lock ------------------------------------ */
-
-static void shared_lock(struct hwt_cmdq *q)
-{
-	struct hwt__backoff b = { 0 };
-
-	/* A_SLOCK: pairs with R_XUNLOCK, the shadow cons an exclusive holder
-	 * refreshed is visible once we hold the lock. */
-	if (atomic_fetch_add_explicit(&q->lock, 1, memory_order_acquire) >= 0)
-		return;
-	/* An exclusive holder is in; its unlock clears only the sign bit, so
-	 * our increment survives and we hold the lock once the value is > 0. */
-	while (atomic_load_explicit(&q->lock, memory_order_acquire) <= 0) /* A_SLOCK */
-		hwt__backoff_wait(&b);
-}
-
-static void shared_unlock(struct hwt_cmdq *q)
-{
-	/* R_SUNLOCK: pairs with A_XLOCK and A_LAST. */
-	atomic_fetch_sub_explicit(&q->lock, 1, memory_order_release);
-}
-
-/*
- * Fails when we look like the last holder (racy by design: a false "last"
- * only costs one extra refresh of the shadow cons).  A_LAST: acquire, pairs
- * with the other waiters' R_SUNLOCK, so their reads of their own sync slots
- * happen before our refresh lets allocators rewrite those slots.
- */
-static bool shared_tryunlock(struct hwt_cmdq *q)
-{
-	if (atomic_load_explicit(&q->lock, memory_order_acquire) == 1) /* A_LAST */
-		return false;
-	shared_unlock(q);
-	return true;
-}
-
-static bool exclusive_trylock(struct hwt_cmdq *q)
-{
-	int32_t free = 0;
-
-	/* A_XLOCK: pairs with R_SUNLOCK. */
-	return atomic_compare_exchange_strong_explicit(&q->lock, &free, INT32_MIN,
-						       memory_order_acquire, memory_order_relaxed);
-}
-
-static void exclusive_unlock(struct hwt_cmdq *q)
-{
-	/* R_XUNLOCK: pairs with A_SLOCK.  Clear only the sign bit: shared
-	 * lockers that arrived meanwhile keep their increments (the 2025
-	 * fairness fix; resetting to 0 let exclusive lockers starve them). */
-	atomic_fetch_and_explicit(&q->lock, INT32_MAX, memory_order_release);
-}
-
-/*
- * Store a new shadow cons.  Only one thread at a time does this: the
- * exclusive holder, or the last CMD_SYNC waiter (holding the lock shared,
- * so no exclusive holder exists and no other waiter is "last").  Allocators
- * rewrite the cons half unchanged or fail their CAS, so adding the
- * difference replaces exactly the cons half.
- */
-static void llq_set_cons(struct hwt_cmdq *q, uint32_t cons)
-{
-	uint64_t old = atomic_load_explicit(&q->llq, memory_order_relaxed);
-	uint64_t delta = (uint64_t)(uint32_t)(cons - llq_cons(old)) << 32;
-
-	/* R_LLQ: pairs with A_LLQ; the device finished reading the slots we
-	 * free before any allocator reuses them. */
-	atomic_fetch_add_explicit(&q->llq, delta, memory_order_release);
-}
-
 /* --- insertion ----------------------------------------------------------- */
+
+/*
+ * Unregister a CMD_SYNC waiter (or a space refresher).  The last one out
+ * also sets the shadow cons to what it saw (its own slot with MSI polling,
+ * else the device's CONS, read while registered), in the same CAS: while
+ * it was registered nobody moved the shadow, so that value is at or ahead
+ * of it, at or behind CONS, and within a lap of prod.  R_LLQ: pairs with the
+ * allocators' A_LLQ; our reads of our slot happen before its reuse.
+ */
+static void leave(struct hwt_cmdq *q, uint32_t cons)
+{
+	uint64_t v = atomic_load_explicit(&q->llq, memory_order_relaxed), n;
+
+	do
+		n = llq_waiters(v) > 1 ? v - LLQ_ONE_WAITER : llq_make(llq_prod(v), cons, 0);
+	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_release,
+						      memory_order_relaxed));
+}
 
 struct space_wait {
 	struct hwt_cmdq *q;
@@ -228,11 +203,11 @@ static bool space_waiting(void *arg)
 }
 
 /*
- * Wait until k entries are free.  Every try first refreshes the shadow
- * cons under the exclusive lock if the device moved and the lock is free:
- * two sync waiters can both skip the "last one out" refresh (and we skip
- * it on purpose while space is plentiful), so a waiter that only watched
- * the shadow could wait forever.  One deadline for the whole insertion.
+ * Wait until k entries are free; *llq receives the shadow that has them.
+ * Each step, if no CMD_SYNC waiter is registered and the device moved,
+ * refreshes the shadow cons by registering and leaving like a waiter;
+ * otherwise the last waiter out refreshes it.  One deadline for the whole
+ * insertion.
  */
 static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
 {
@@ -242,19 +217,36 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 	w->waiting = space_waiting;
 	w->arg = &sw;
 	for (;;) {
-		uint32_t hwcons = read_cons(q); /* A_CONS */
+		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
+		uint32_t hwcons;
 
-		/* Refresh only when the device moved (a failed attempt still
-		 * costs every allocator's CAS a retry), and from a CONS read
-		 * under the lock: an older value could move the shadow back
-		 * past a refresh made meanwhile, a lap or more. */
-		if (hwcons != llq_cons(*llq) && exclusive_trylock(q)) {
-			llq_set_cons(q, read_cons(q)); /* A_CONS, then R_LLQ */
-			exclusive_unlock(q);
-		}
-		*llq = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
-		if (hwt__q_has_space(q->shift, llq_prod(*llq), llq_cons(*llq), k))
+		if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
+			*llq = v;
 			return 0;
+		}
+		hwcons = read_cons(q); /* A_CONS */
+		if (!llq_waiters(v) && hwcons != llq_cons(v)) {
+			/* Refresh as a CMD_SYNC waiter does: register (A_LLQ,
+			 * so the CONS read below is not behind the value the
+			 * shadow was set from), read CONS, leave with it.  While
+			 * we are registered the shadow cons cannot move, so prod
+			 * stays within a lap of it and of what we read.  A single
+			 * CAS installing the CONS read above would not do: llq
+			 * can show the same value again two laps later (ABA), and
+			 * would then take a CONS from two laps ago (model (q)). */
+			if (atomic_compare_exchange_strong_explicit(&q->llq, &v, v + LLQ_ONE_WAITER,
+								    memory_order_acquire,
+								    memory_order_relaxed))
+				leave(q, read_cons(q)); /* A_CONS, then R_LLQ */
+			/* Still short (others took the space, or our CAS lost):
+			 * fall through to a wait step, so that a loop of such
+			 * tries still yields and meets its deadline. */
+			v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
+			if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
+				*llq = v;
+				return 0;
+			}
+		}
 		/* The device signals only the full -> not-full edge of what it
 		 * was given: sleep on events while PROD shows a full queue, else
 		 * back off (more space needs no edge). */
@@ -262,7 +254,7 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 							    hwcons));
 		if (err) {
 			hwt__cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
-				 k, llq_prod(*llq), read_cons(q));
+				      k, llq_prod(v), read_cons(q));
 			return err;
 		}
 	}
@@ -418,23 +410,17 @@ static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
 			 hwt__reg_read_prod(q->regs), hwt__reg_read_cons(q->regs));
 		cons = read_cons(q); /* never beyond what the device consumed */
 	}
-	/*
-	 * The last waiter out refreshes the shadow cons; while any waiter holds
-	 * the lock, nobody else may, so no waiter's slot can be lapped twice.
-	 * Unlike the kernel, only when less than half the queue looks free:
-	 * the refresh is a locked read-modify-write on the hottest line, and
-	 * skipping it is safe because a producer short of space refreshes
-	 * under the exclusive lock itself (wait_for_space()).
-	 */
-	if (!shared_tryunlock(q)) {
-		uint64_t v = atomic_load_explicit(&q->llq, memory_order_relaxed);
-
-		if (hwt__q_space(q->shift, llq_prod(v), llq_cons(v)) < 1u << (q->shift - 1) &&
-		    cons != llq_cons(v))
-			llq_set_cons(q, cons); /* R_LLQ */
-		shared_unlock(q);
-	}
+	leave(q, cons);
 	return err;
+}
+
+/* Initial-exec: one thread-pointer-relative add on the retry path, no
+ * __tls_get_addr call, also in the shared library. */
+static _Thread_local uint64_t cas_retries __attribute__((tls_model("initial-exec")));
+
+uint64_t hwt_cmdq_thread_cas_retries(void)
+{
+	return cas_retries;
 }
 
 /*
@@ -453,35 +439,52 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 {
 	const unsigned shift = q->shift;
 	struct devwait w = { .q = q, .every = 63 }; /* the space wait: a clock read per 64 polls */
+	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
-	bool owner;
+	bool owner, gather;
 	int err;
 
-	/* 1. Reserve k entries: CAS the shadow {prod, cons}.  Setting OWNED
-	 *    makes the first reserver after the flag was cleared the owner;
-	 *    later reservers gather behind it. */
+	/* 1. Reserve k entries and, with a CMD_SYNC, register as a waiter: one
+	 *    CAS of the shadow.  The first reserver that finds OWNED clear is
+	 *    the owner.  It sets OWNED, so that later reservers gather behind
+	 *    it, only while an earlier range is still unpublished (prod !=
+	 *    owner_prod): a producer alone publishes its own range and needs
+	 *    no RMW to stop gathering. */
 	old = atomic_load_explicit(&q->llq, memory_order_relaxed); /* the CAS acquires */
 	for (;;) {
+		uint32_t p;
+
 		if (!hwt__q_has_space(shift, llq_prod(old), llq_cons(old), k)) {
 			err = wait_for_space(q, &w, k, &old);
 			if (err)
 				return err;
 		}
-		head = llq_make(hwt__q_inc(shift, llq_prod(old), k) | HWT__Q_OWNED, llq_cons(old));
+		if (sync && llq_waiters(old) == LLQ_WAITERS_MAX) {
+			hwt__backoff_wait(&full); /* 4095 threads waiting: wait for one */
+			old = atomic_load_explicit(&q->llq, memory_order_relaxed);
+			continue;
+		}
+		p = llq_prod(old);
+		/* Relaxed: a stale owner_prod only makes us gather needlessly;
+		 * equal to p, it says every range before p was published. */
+		gather = (p & HWT__Q_OWNED) ||
+			 p != atomic_load_explicit(&q->owner_prod, memory_order_relaxed);
+		head = llq_make(hwt__q_inc(shift, p, k) | (gather ? HWT__Q_OWNED : 0), llq_cons(old),
+				llq_waiters(old) + sync);
 		/* A_LLQ: the slots we take were freed by R_LLQ (nothing pairs
 		 * with a release here: the entries are published by R_VALID). */
 		if (atomic_compare_exchange_weak_explicit(&q->llq, &old, head, memory_order_acquire,
 							  memory_order_relaxed))
 			break;
+		cas_retries++;
 	}
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
 
-	/* 2. Write the commands, then the CMD_SYNC; a sync waiter takes the
-	 *    lock shared before its sync can be seen, so nobody refreshes the
-	 *    shadow cons past its slot while it waits. */
+	/* 2. Write the commands, then the CMD_SYNC (already registered: nobody
+	 *    moves the shadow cons past its slot while it waits). */
 	write_entries(q, sprod, cmds, n);
 	if (sync) {
 		struct hwt_cmdq_cmd s;
@@ -489,13 +492,13 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		prod = hwt__q_inc(shift, sprod, n);
 		build_sync(q, prod, &s);
 		write_entries(q, prod, &s, 1);
-		shared_lock(q);
 	}
 
-	/* 3. Mark our entries valid (R_VALID). */
+	/* 3. Mark our entries valid (R_VALID): every lap flips each slot's bit
+	 *    once, so even an owner alone flips its own. */
 	set_valid(q, sprod, eprod);
 
-	/* 4. The owner publishes everything gathered so far. */
+	/* 4. The owner publishes its range and everything gathered behind it. */
 	if (owner) {
 		struct hwt__backoff b = { 0 };
 
@@ -504,15 +507,20 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		while (atomic_load_explicit(&q->owner_prod, memory_order_acquire) != sprod)
 			hwt__backoff_wait(&b);
 
-		/* b. Stop gathering: clear OWNED; the prod we get back is the end
-		 *    of every reservation made behind us.  Relaxed: the entries'
-		 *    visibility comes from the valid map (c), not from this. */
-		prod = llq_prod(atomic_fetch_and_explicit(&q->llq, ~(uint64_t)HWT__Q_OWNED,
-							  memory_order_relaxed));
-		prod &= ~HWT__Q_OWNED;
+		prod = eprod;
+		if (gather) {
+			/* b. Stop gathering: clear OWNED; the prod we get back is
+			 *    the end of every reservation made behind us.
+			 *    Relaxed: the entries' visibility comes from the valid
+			 *    map (c), not from this. */
+			prod = llq_prod(atomic_fetch_and_explicit(&q->llq, ~(uint64_t)HWT__Q_OWNED,
+								  memory_order_relaxed));
+			prod &= ~HWT__Q_OWNED;
 
-		/* c. Wait until the gathered entries are written (A_VALID). */
-		poll_valid(q, sprod, prod);
+			/* c. Wait until the gathered entries are written (A_VALID);
+			 *    without gatherers the range is ours, written above. */
+			poll_valid(q, sprod, prod);
+		}
 
 		/* d. Publish to the device (R_PROD, with the doorbell). */
 		hwt__reg_write_prod(q->regs, prod);
@@ -534,7 +542,7 @@ int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned
 {
 	uint32_t calib;
 
-	if (!q || (n && !cmds) || n + sync > (1u << q->shift))
+	if (!q || (n && !cmds) || n > (1u << q->shift) - sync) /* n + sync could wrap */
 		return -EINVAL;
 	if (n + sync == 0)
 		return 0;

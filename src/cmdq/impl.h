@@ -22,10 +22,10 @@
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 
 struct hwt_cmdq {
-	/* Written by every producer: one line each. */
+	/* Written by every producer: one line each (calib is read by every
+	 * issue, written once). */
 	alignas(HWT__CACHELINE) _Atomic uint64_t llq;
 	alignas(HWT__CACHELINE) _Atomic uint32_t owner_prod;
-	alignas(HWT__CACHELINE) _Atomic int32_t lock;
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
 
 	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
@@ -50,17 +50,17 @@ struct hwt_cmdq {
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
 _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq, llq) >=
 			       HWT__CACHELINE &&
-		       offsetof(struct hwt_cmdq, lock) - offsetof(struct hwt_cmdq, owner_prod) >=
+		       offsetof(struct hwt_cmdq, calib) - offsetof(struct hwt_cmdq, owner_prod) >=
 			       HWT__CACHELINE &&
 		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, calib) >=
 			       HWT__CACHELINE,
-	       "the producers' hot words share a line");
+	       "each of the producers' hot words has a line of its own");
 
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * A wait on other producers of this process (owner hand-over, valid bits,
- * shared lock, calibration): they are live threads that finish in bounded
+ * 4095 registered waiters, calibration): they are live threads that finish in bounded
  * time once they run, so there is no deadline, but after a short spin the
  * waiter yields and then sleeps, so a descheduled producer on a 2-core box
  * gets the CPU.

@@ -57,8 +57,8 @@ static inline bool hwt__q_full(unsigned n, uint32_t prod, uint32_t cons)
 
 /*
  * Has the consumer moved past the entry at prod?  Sound only while cons
- * cannot be more than one lap away from prod, which the queue's shared lock
- * guarantees for CMD_SYNC waiters.
+ * cannot be more than one lap away from prod, which the waiter count in the
+ * shadow word guarantees for CMD_SYNC waiters (cmdq.c).
  */
 static inline bool hwt__q_consumed(unsigned n, uint32_t cons, uint32_t prod)
 {

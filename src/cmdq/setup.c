@@ -208,7 +208,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	shift = opts->entries_log2 ? opts->entries_log2 : cmdqs;
 	/* Refuse n <= 6: a full batch plus its CMD_SYNC must fit, and the
 	 * valid map is made of whole 64-bit words. */
-	if (shift < HWT_CMDQ_MIN_SHIFT || shift > cmdqs || shift > 24) {
+	if (shift < HWT_CMDQ_MIN_SHIFT || shift > cmdqs || shift > HWT__CMDQS_ARCH_MAX) {
 		free_queue(q);
 		return -EINVAL;
 	}

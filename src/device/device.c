@@ -8,6 +8,8 @@
  * the consumer before it calls it.
  */
 #include "device/impl.h"
+
+_Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit is the architecture's");
 #include "arch/arch.h"
 #include "common/futex.h"
 #include "common/time.h"
@@ -27,8 +29,8 @@ void hwt_smmu_dev_config_default(struct hwt_smmu_dev_config *cfg)
 	cfg->idr0 = HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC;
 	cfg->cmdqs = 8;
 	cfg->cpu = -1;
-	cfg->cons_batch = 1;
-	cfg->spin_ns = 20000;
+	cfg->cons_batch = 0; /* once per run */
+	cfg->spin_ns = 0;    /* auto */
 }
 
 static int config_check(const struct hwt_smmu_dev_config *c)
@@ -41,7 +43,9 @@ static int config_check(const struct hwt_smmu_dev_config *c)
 		return -EINVAL;
 	if (c->cpu < -1 || c->cpu >= CPU_SETSIZE)
 		return -EINVAL;
-	if (c->cons_batch < 1 || c->cons_batch > HWT_SMMU_DEV_CONS_BATCH_MAX)
+	if (c->cons_batch > HWT_SMMU_DEV_CONS_BATCH_MAX)
+		return -EINVAL;
+	if (c->handler && c->handler_batch)
 		return -EINVAL;
 	if (c->spin_ns > HWT_SMMU_DEV_NS_MAX || c->msi_cost_ns > HWT_SMMU_DEV_NS_MAX ||
 	    c->sev_cost_ns > HWT_SMMU_DEV_NS_MAX || c->cmd_cost_ns > HWT_SMMU_DEV_NS_MAX)
@@ -65,10 +69,170 @@ static void sync_mask(uint64_t ok[2])
 	}
 }
 
+/* ---- the machine's futex wake-up ------------------------------------------ */
+
+/*
+ * How long one futex wake-up takes here, from the waker's store to the
+ * sleeper running again: what a device that sleeps too early adds to the
+ * next command.  Measured with a helper thread: per round the helper
+ * announces it is about to sleep (ready), we let it fall asleep
+ * (WAKE_GAP_NS), then post (word odd) and wake it; it records the time from
+ * the post to its return and ends the round (word even).  The median of the
+ * rounds, or 0 if fewer than 3 completed.  We return by WAKE_BUDGET_NS
+ * after pthread_create returned (its own cost, ~0.2 ms in a fresh process,
+ * is not ours to bound; in a forked child it was seen at several ms) even
+ * if the helper is not scheduled: it is detached, polls the same deadline,
+ * sleeps at most WAKE_POLL_NS at a time, and the last of the two to leave
+ * frees the probe.
+ *
+ * R_POST / A_POST: the post (word = 2i + 1, release; seq_cst for the futex
+ * handshake) carries posted_ns to the helper's acquire load of word.
+ * R_DONE / A_DONE: the helper's word = 2i + 2 (release) carries lat[i] to
+ * our acquire load; we read lat[i] only for rounds seen done.  R_REF /
+ * A_REF: the acq_rel decrements of refs order each side's last access
+ * before the free.
+ */
+#define WAKE_ROUNDS 7
+#define WAKE_BUDGET_NS 1500000u
+#define WAKE_GAP_NS 20000u
+#define WAKE_POLL_NS 200000u
+#define WAKE_MAX_NS 1000000u
+
+struct wake_probe {
+	_Atomic uint32_t word;  /* 2i: round i not posted; 2i + 1 posted; 2i + 2 done */
+	_Atomic uint32_t ready; /* i + 1: the helper is about to sleep in round i */
+	_Atomic uint32_t stop;
+	_Atomic uint32_t refs;  /* 2: both sides; the last to leave frees */
+	_Atomic uint64_t posted_ns;
+	_Atomic uint64_t deadline; /* a time bound only: relaxed */
+	uint64_t lat[WAKE_ROUNDS];
+};
+
+static void wake_probe_put(struct wake_probe *p)
+{
+	if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) /* R_REF, A_REF */
+		free(p);
+}
+
+static bool wake_in_time(const struct wake_probe *p)
+{
+	return !atomic_load_explicit(&p->stop, memory_order_relaxed) &&
+	       hwt__now_ns() < atomic_load_explicit(&p->deadline, memory_order_relaxed);
+}
+
+static void *wake_helper(void *arg)
+{
+	struct wake_probe *p = arg;
+
+	for (uint32_t i = 0; i < WAKE_ROUNDS; i++) {
+		atomic_store_explicit(&p->ready, i + 1, memory_order_seq_cst);
+		while (atomic_load_explicit(&p->word, memory_order_seq_cst) == 2 * i) { /* A_POST */
+			if (!wake_in_time(p))
+				goto out;
+			hwt__futex_wait(&p->word, 2 * i, WAKE_POLL_NS);
+		}
+		if (atomic_load_explicit(&p->word, memory_order_relaxed) != 2 * i + 1)
+			break; /* given up */
+		p->lat[i] = hwt__now_ns() - atomic_load_explicit(&p->posted_ns, memory_order_relaxed);
+		atomic_store_explicit(&p->word, 2 * i + 2, memory_order_release); /* R_DONE */
+	}
+out:
+	wake_probe_put(p);
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t wake_measured; /* under wake_ns()'s lock */
+
+static void wake_measure(void)
+{
+	struct wake_probe *p = calloc(1, sizeof(*p));
+	uint64_t lat[WAKE_ROUNDS];
+	uint32_t done = 0;
+	pthread_attr_t attr;
+	pthread_t th;
+	int err;
+
+	if (!p)
+		return; /* not measured: the fixed spin */
+	atomic_init(&p->deadline, UINT64_MAX); /* set once the helper exists */
+	atomic_init(&p->refs, 2);
+	err = pthread_attr_init(&attr);
+	if (!err) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = pthread_create(&th, &attr, wake_helper, p);
+		pthread_attr_destroy(&attr);
+	}
+	if (err) {
+		free(p);
+		return;
+	}
+	atomic_store_explicit(&p->deadline, hwt__now_ns() + WAKE_BUDGET_NS, memory_order_relaxed);
+	for (; done < WAKE_ROUNDS; done++) {
+		uint64_t gap;
+
+		while (atomic_load_explicit(&p->ready, memory_order_seq_cst) != done + 1 &&
+		       wake_in_time(p))
+			sched_yield();
+		gap = hwt__now_ns() + WAKE_GAP_NS; /* let it fall asleep */
+		while (hwt__now_ns() < gap)
+			hwt__cpu_relax();
+		if (!wake_in_time(p))
+			break;
+		atomic_store_explicit(&p->posted_ns, hwt__now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&p->word, 2 * done + 1, memory_order_seq_cst); /* R_POST */
+		hwt__futex_wake(&p->word, 1);
+		while (atomic_load_explicit(&p->word, memory_order_acquire) != 2 * done + 2 && /* A_DONE */
+		       wake_in_time(p))
+			sched_yield();
+		if (atomic_load_explicit(&p->word, memory_order_acquire) != 2 * done + 2)
+			break;
+		lat[done] = p->lat[done];
+	}
+	atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+	atomic_store_explicit(&p->word, UINT32_MAX, memory_order_seq_cst); /* ends any round */
+	hwt__futex_wake(&p->word, 1);
+	wake_probe_put(p);
+	if (done < 3)
+		return;
+	qsort(lat, done, sizeof(lat[0]), cmp_u64);
+	wake_measured = (uint32_t)(lat[done / 2] < WAKE_MAX_NS ? lat[done / 2] : WAKE_MAX_NS);
+}
+
+/* The futex wake-up of this machine (0: could not measure).  Measured at
+ * the first call in the process; a measurement that did not finish in its
+ * budget (a busy machine) is tried again by the next calls, WAKE_TRIES in
+ * all.  Concurrent callers wait for the one measuring. */
+#define WAKE_TRIES 3
+
+static uint32_t wake_ns(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned tries;
+	uint32_t v;
+
+	pthread_mutex_lock(&lock);
+	if (!wake_measured && tries < WAKE_TRIES) {
+		tries++;
+		wake_measure();
+	}
+	v = wake_measured;
+	pthread_mutex_unlock(&lock);
+	return v;
+}
+
+/* ---- create ---------------------------------------------------------------- */
+
 int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg)
 {
 	struct hwt_smmu_dev *dev;
-		int err;
+	int err;
 
 	if (!out || !cfg)
 		return -EINVAL;
@@ -79,6 +243,13 @@ int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_con
 	if (!dev)
 		return -ENOMEM;
 	dev->cfg = *cfg;
+	dev->spin_ns = cfg->spin_ns;
+	if (!cfg->spin_ns) {
+		dev->wake_ns = wake_ns();
+		dev->spin_ns = dev->wake_ns > HWT_SMMU_DEV_SPIN_NS_AUTO ? dev->wake_ns
+									: HWT_SMMU_DEV_SPIN_NS_AUTO;
+	}
+	dev->seg_max = hwt__dev_seg_max(cfg);
 	dev->regs.idr0 = cfg->idr0;
 	dev->regs.asym = hwt__membarrier_init();
 	dev->regs.idr1 = (cfg->cmdqs & HWT_SMMU_IDR1_CMDQS_MASK) << HWT_SMMU_IDR1_CMDQS_SHIFT;
@@ -334,4 +505,6 @@ void hwt_smmu_dev_get_stats(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev_
 	st->msi_cost_ns = dev->cfg.msi_cost_ns;
 	st->sev_cost_ns = dev->cfg.sev_cost_ns;
 	st->cmd_cost_ns = dev->cfg.cmd_cost_ns;
+	st->spin_ns = dev->spin_ns;
+	st->wake_ns = dev->wake_ns;
 }

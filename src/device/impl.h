@@ -3,7 +3,8 @@
  * Inside the software SMMU: the device object, shared by device.c
  * (lifecycle, configuration, the bus's attachment), dma.c (DMA regions),
  * consumer.c (the command-queue consumer) and model.c (the cache models).
- * Nothing outside src/device includes this; drivers see smmu/bus.h.
+ * Nothing outside src/device includes this but white-box tests of the
+ * device (tests/unit/device*.c); drivers see smmu/bus.h.
  */
 #ifndef HWT_DEVICE_IMPL_H
 #define HWT_DEVICE_IMPL_H
@@ -87,7 +88,9 @@ void *hwt__dev_translate(struct hwt_smmu_dev *dev, uint64_t iova, uint64_t len);
 #define HWT__CTL_INJ_ATC 8u
 
 /* Counters: written only by the consumer thread (load + store, no locked
- * RMW), read by anyone with relaxed loads. */
+ * RMW), read by anyone with relaxed loads.  The consumer adds the
+ * commands of a segment (consumer.c) at once, before any CONS store that
+ * covers them. */
 struct hwt__dev_stats {
 	_Atomic uint64_t cmds, syncs, msi_writes, sync_irqs, sevs, errors, sleeps, cons_updates,
 		invalidated;
@@ -120,7 +123,12 @@ struct hwt_smmu_dev {
 	bool err_pending;     /* CONS.ERR raised, GERRORN not yet seen */
 	bool full_seen;       /* the queue was full at the last PROD read */
 	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */
+	uint32_t prefetched;  /* WRP | IDX of the last entry prefetched (for tests) */
+	uint32_t seg_max;     /* entries per check of ctl and CR0 (consumer.c) */
 	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
+	/* Set at create, read-only after. */
+	uint32_t spin_ns;     /* idle spin before a doorbell sleep (cfg.spin_ns resolved) */
+	uint32_t wake_ns;     /* the futex wake-up measured for auto spin_ns, else 0 */
 
 	/* Requests to the consumer (futex word for the paused consumer). */
 	alignas(HWT__CACHELINE) _Atomic uint32_t ctl;
@@ -146,6 +154,8 @@ _Static_assert(offsetof(struct hwt_smmu_dev, ctl) - offsetof(struct hwt_smmu_dev
 
 /* The consumer thread (consumer.c). */
 void *hwt__dev_consumer(void *dev);
+/* Entries per check of ctl and CR0 for a config (consumer.c). */
+uint32_t hwt__dev_seg_max(const struct hwt_smmu_dev_config *cfg);
 /*
  * Act on CR0 as read by A_CR0: enable reads CMDQ_BASE and CONS and sets up
  * the consumer's view of the queue; both store CR0ACK (R_ACK).  -EINVAL

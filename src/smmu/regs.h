@@ -73,6 +73,9 @@
 #include "common/futex.h"
 #include "common/membarrier.h"
 
+/* IDR1.CMDQS, log2 of the largest command queue, is at most 19 (SMMUv3). */
+#define HWT__CMDQS_ARCH_MAX 19u
+
 /* CMDQ_BASE fields (ADDR [51:5], LOG2SIZE [4:0], RA [62]). */
 #define HWT__CMDQ_BASE_ADDR_MASK 0x000fffffffffffe0ull
 #define HWT__CMDQ_BASE_LOG2SIZE_MASK 0x1full

@@ -87,6 +87,13 @@ void tq_publish(struct tq *t)
 	hwt__reg_write_prod(t->r, t->prod); /* R_PROD */
 }
 
+void tq_publish_one_run(struct tq *t)
+{
+	ASSERT_OK(hwt_smmu_dev_pause(t->dev));
+	tq_publish(t);
+	ASSERT_OK(hwt_smmu_dev_resume(t->dev));
+}
+
 uint32_t tq_cons(const struct tq *t)
 {
 	return hwt__reg_read_cons(t->r) & tq_ptr_mask(t);
@@ -161,6 +168,7 @@ int rec_handler(void *ctx, const uint64_t dw[2])
 
 	if (i < REC_MAX) {
 		r->dw0[i] = dw[0];
+		r->dw1[i] = dw[1];
 		r->cons_seen[i] = r->t ? tq_cons(r->t) : 0;
 		r->cpu[i] = sched_getcpu();
 	}
@@ -168,9 +176,34 @@ int rec_handler(void *ctx, const uint64_t dw[2])
 	return HWT_SMMU_CERROR_NONE;
 }
 
+int rec_batch_handler(void *ctx, const uint64_t (*cmds)[2], unsigned n, unsigned *done)
+{
+	struct rec *r = ctx;
+	unsigned c = atomic_load_explicit(&r->calls, memory_order_relaxed);
+
+	if (c < REC_CALLS_MAX) {
+		r->call_n[c] = n;
+		r->call_first[c] = atomic_load_explicit(&r->n, memory_order_relaxed);
+	}
+	atomic_store_explicit(&r->calls, c + 1, memory_order_release);
+	for (unsigned i = 0; i < n; i++) {
+		if (r->fail_op && (cmds[i][0] & 0xff) == r->fail_op) {
+			*done = i;
+			return r->fail_code;
+		}
+		rec_handler(r, cmds[i]);
+	}
+	return HWT_SMMU_CERROR_NONE;
+}
+
 unsigned rec_count(struct rec *r)
 {
 	return atomic_load_explicit(&r->n, memory_order_acquire);
+}
+
+unsigned rec_calls(struct rec *r)
+{
+	return atomic_load_explicit(&r->calls, memory_order_acquire);
 }
 
 struct rec *rec_new(void)

@@ -48,6 +48,8 @@ void tq_free(struct tq *t);
 void tq_write_at(struct tq *t, uint32_t p, const uint64_t dw[2]);
 uint32_t tq_put(struct tq *t, const uint64_t dw[2]);
 void tq_publish(struct tq *t); /* PROD register = t->prod */
+/* Publish with the device paused, then resume: one PROD read sees all. */
+void tq_publish_one_run(struct tq *t);
 /* CONS (WRP|IDX) and CONS.ERR as the device published them. */
 uint32_t tq_cons(const struct tq *t);
 uint32_t tq_cons_err(const struct tq *t);
@@ -76,15 +78,26 @@ void tq_sleep_ms(unsigned ms);
 
 /* A handler that records what it executes (up to REC_MAX commands). */
 #define REC_MAX 4096
+#define REC_CALLS_MAX 1024
 struct rec {
 	struct tq *t; /* if set, CONS is recorded too */
 	_Atomic unsigned n;
-	uint64_t dw0[REC_MAX];
+	uint64_t dw0[REC_MAX], dw1[REC_MAX];
 	uint32_t cons_seen[REC_MAX]; /* CONS register when the command ran */
 	int cpu[REC_MAX];
+	/* rec_batch_handler: the calls (size, index in dw0[] of the first
+	 * command); a command whose opcode byte is fail_op (0: none) fails
+	 * with fail_code, the commands before it in its call executed */
+	_Atomic unsigned calls;
+	unsigned call_n[REC_CALLS_MAX], call_first[REC_CALLS_MAX];
+	unsigned fail_op;
+	int fail_code;
 };
 int rec_handler(void *ctx, const uint64_t dw[2]); /* ctx: struct rec */
+/* The same as a handler_batch (ctx: struct rec). */
+int rec_batch_handler(void *ctx, const uint64_t (*cmds)[2], unsigned n, unsigned *done);
 unsigned rec_count(struct rec *r);                 /* commands executed (acquire) */
+unsigned rec_calls(struct rec *r);                 /* rec_batch_handler calls (acquire) */
 struct rec *rec_new(void);                         /* zeroed; free() it */
 
 #endif

@@ -5,11 +5,12 @@
  * exhaustively with SPIN by tests/model/run.sh.  See tests/model/README.md.
  *
  * Two protocols, selected by FOLD:
- *   FOLD=0  the code as it is: shadow llq {prod, OWNED, cons}, CMD_SYNC
- *           waiters counted in a separate shared/exclusive counter lock.
- *   FOLD=1  issue 7 (the default; the model leads the code): the waiter
- *           count is a field of llq, {prod, OWNED, cons, waiters}, and every
- *           update of it is one RMW of that word; there is no lock.
+ *   FOLD=1  the code (issue 7; the default): the waiter count is a field
+ *           of llq, {prod, OWNED, cons, waiters}, and every update of it is
+ *           one RMW of that word; there is no lock.
+ *   FOLD=0  the code before issue 7, as the kernel: shadow llq {prod,
+ *           OWNED, cons}, CMD_SYNC waiters counted in a separate
+ *           shared/exclusive counter lock.
  *
  * One Promela statement is one access to shared state (an atomic, a plain
  * load or store of a register or a slot); purely local computation is folded
@@ -50,7 +51,8 @@
  *   BROKEN_D  FOLD=0: shared_lock() after marking valid instead of before
  *   BROKEN_E  device order as now, but MSI waiter refreshes with sync+1
  *   BROKEN_F  FOLD=1: a leaving waiter that is not the last sets cons too
- *   BROKEN_G  FOLD=1: the space-wait refresh CAS ignores the waiters
+ *   BROKEN_G  FOLD=1: the space-wait refresh is one CAS that ignores the
+ *             waiters (installs CONS while a waiter is registered)
  *   BROKEN_H  FOLD=1: a sync waiter registers (fetch_add) after marking
  *             valid, not in the reservation CAS
  *   BROKEN_I  FOLD=1: the last waiter decrements, then sets cons in a
@@ -62,11 +64,13 @@
  *             alone, so a gatherer may clear it
  *   BROKEN_N  ownership from owner_prod: a reserver is owner iff owner_prod,
  *             loaded before the CAS, equals its start, else it gathers
- *   BROKEN_O  FOLD=1: the space-wait refresh CAS expects an llq value loaded
- *             after its CONS read (so that CONS may be older than the cons
- *             it replaces)
+ *   BROKEN_O  FOLD=1: the space-wait refresher leaves with the CONS it
+ *             read before registering, not after
  *   BROKEN_P  FOLD=1 OWNOPT=1: an owner that left OWNED clear does not
  *             mark its entries valid (nobody polls them this lap)
+ *   BROKEN_Q  FOLD=1: the space-wait refresh is one CAS expecting the
+ *             loaded llq, with the CONS read after the load (the first
+ *             folded design: ABA when llq shows the same value two laps on)
  *
  * Properties (a hidden bit named after each, so pan's message names it):
  *   P1 a producer never writes a slot the device has not consumed (for an
@@ -125,8 +129,8 @@
 #if FOLD && (BROKEN_B || BROKEN_C || BROKEN_D)
 #error "BROKEN_B, C and D are variants of the counter lock: FOLD=0"
 #endif
-#if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || BROKEN_O || OWNOPT)
-#error "BROKEN_F to I, M, O and OWNOPT are variants of the folded shadow: FOLD=1"
+#if !FOLD && (BROKEN_F || BROKEN_G || BROKEN_H || BROKEN_I || BROKEN_M || BROKEN_O || BROKEN_Q || OWNOPT)
+#error "BROKEN_F to I, M, O, Q and OWNOPT are variants of the folded shadow: FOLD=1"
 #endif
 #if (BROKEN_M || BROKEN_P) && !OWNOPT
 #error "BROKEN_M and BROKEN_P need OWNOPT=1"
@@ -153,10 +157,10 @@
 
 /* Slot word0: 0 = zeroed (by the MSI, or never written); else an entry:
  * producer * 32 + issync * 16 + seq (seq = 1.. per producer). */
-#define ENC(p, issync, s) ((p) * 32 + (issync) * 16 + (s))
-#define E_PROD(v) ((v) / 32)
-#define E_SYNC(v) (((v) / 16) % 2)
-#define E_SEQ(v) ((v) % 16)
+#define ENC(p, issync, s) ((p) * 64 + (issync) * 32 + (s))
+#define E_PROD(v) ((v) / 64)
+#define E_SYNC(v) (((v) / 32) % 2)
+#define E_SEQ(v) ((v) % 32)
 
 #define CALL_SYNC(p, call) ((NOSYNC && (p) == 1 && (call) == 0) -> 0 : 1)
 
@@ -196,18 +200,22 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_prod_forwa
 
 #if FOLD
 /*
- * FOLD=1: the new shadow cons c (ghost: c_abs) replaces the cons field, in
- * the statement of the CAS that does it.  The ghost checks P4 on the value
- * the writer meant.
+ * FOLD=1: the new shadow cons c replaces the cons field, in the statement of
+ * the CAS that does it.  c is a WRP|IDX pointer: the ghost takes what it
+ * means next to prod (prod_abs minus the distance the bits show), which is
+ * the writer's CONS only if that read is within a lap of prod, and checks
+ * P4 on that.  (c_abs, the writer's CONS as read, is not needed.)
  */
 inline llq_put_cons(c, c_abs)
 {
-	P4_no_backwards = (c_abs >= llq_cons_abs);
+	t = llq_prod_abs - POS(llq_prod - c + 2 * N);
+	P4_no_backwards = (t >= llq_cons_abs);
 	assert(P4_no_backwards);
-	P4_not_ahead = (c_abs <= CONS_abs);
+	P4_not_ahead = (t <= CONS_abs);
 	assert(P4_not_ahead);
 	llq_cons = c;
-	llq_cons_abs = c_abs
+	llq_cons_abs = t;
+	t = 0
 }
 #else
 /*
@@ -278,11 +286,12 @@ inline valid_runs(sp, ep)
 #endif
 /*
  * FOLD=1 wait_for_space(), entered with o_ = the last load of llq and no
- * room for k.  A refresh is one CAS of llq, expecting that load, that
- * requires waiters == 0 and replaces cons with CONS read after the load
- * (R_LLQ); it is tried only when that CONS differs from the loaded cons.
- * While waiters > 0 nobody but the last waiter out may move cons, so the
- * wait just waits.
+ * room for k.  While waiters > 0 nobody but the last waiter out may move
+ * cons, so the wait just waits.  With none, and the device past the loaded
+ * cons, the producer refreshes as a waiter would: one CAS expecting that
+ * load registers it (A_LLQ), it reads CONS, and leaves with it (R_LLQ).
+ * While it is registered the shadow cons cannot move, so prod stays within
+ * a lap of it and the CONS it read: the leave cannot install a stale value.
  */
 inline wait_for_space()
 {
@@ -291,18 +300,45 @@ inline wait_for_space()
 	:: else ->
 		if
 		:: CAN_REFRESH(o_wait) ->
-			atomic { hw = CONS; c_abs = CONS_abs };      /* A_CONS, after A_LLQ */
-#if BROKEN_O
-			atomic { LLQ_LOAD };    /* broken: the CAS expects a newer load */
-#endif
-			atomic {                                  /* CAS (R_LLQ) */
+			atomic { hw = CONS; c_abs = CONS_abs };  /* A_CONS: moved at all? */
+#if BROKEN_Q || BROKEN_G
+			/* broken: one CAS installs the CONS read after the load;
+			 * an llq value seen again two laps later matches it (and
+			 * with BROKEN_G it ignores the waiters, too) */
+			atomic {
 				if
 				:: hw != o_cons && CAN_REFRESH(o_wait) && LLQ_SAME ->
 					llq_put_cons(hw, c_abs)
 				:: else
-				fi;
-				hw = 0; c_abs = 0
-			}
+				fi
+			};
+#else
+			if
+			:: hw != o_cons ->
+				atomic {                        /* register: CAS (A_LLQ) */
+					if
+					:: CAN_REFRESH(o_wait) && LLQ_SAME -> llq_wait++; got = 1
+					:: else -> got = 0
+					fi
+				};
+				if
+				:: got ->
+#if !BROKEN_O
+					atomic { hw = CONS; c_abs = CONS_abs }; /* A_CONS */
+#endif
+					atomic {                /* leave: CAS (R_LLQ) */
+						llq_wait--;
+						if
+						:: llq_wait == 0 -> llq_put_cons(hw, c_abs)
+						:: else
+						fi
+					}
+				:: else
+				fi
+			:: else
+			fi;
+#endif
+			d_step { hw = 0; c_abs = 0; got = 0 }
 		:: else
 		fi;
 		/* devwait_step(): nothing to do until one of these */

@@ -30,9 +30,13 @@ trap 'exit 1' INT TERM
 # Producers make NCALLS calls of NCMD commands + CMD_SYNC (CALLS0: producer 0).
 # FOLD=1 is issue 7's protocol (waiters folded into llq), checked with
 # OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
-# the counter lock of today's code.  Largest first: the lanes end together.
+# the counter lock of the code before issue 7 (the kernel's).  Largest first: the lanes end together.
 configs='
 new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
+new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
+new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
+new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
+lock q4 p2 msi, whole-queue calls, producer 0 3 calls|-DFOLD=0 -DNCMD=3 -DMSI=1 -DCALLS0=3|clean
 new q8 p2 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DTIMEOUTS=1|clean
 new q4 p3 cons timeouts|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DTIMEOUTS=1|clean
 new q4 p3 cons|-DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
@@ -80,8 +84,9 @@ broken (l) no owner_prod wait, new|-DFOLD=1 -DMSI=1 -DBROKEN_L=1|assertion viola
 broken (l) no owner_prod wait, lock|-DFOLD=0 -DMSI=1 -DBROKEN_L=1|assertion violated P2_prod_forward
 broken (m) gatherer clears OWNED, new q8 1 command per call|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=1 -DMSI=1 -DNOSYNC=1 -DBROKEN_M=1|invalid end state
 broken (n) ownership from owner_prod, new|-DFOLD=1 -DMSI=1 -DBROKEN_N=1|invalid end state
-broken (o) space refresh from an older CONS, new|-DFOLD=1 -DMSI=1 -DBROKEN_O=1|assertion violated P4_no_backwards
+broken (o) refresher leaves with the CONS read before registering, new|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DBROKEN_O=1|assertion violated P4_not_ahead
 broken (p) lone owner does not mark valid, new|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DBROKEN_P=1|invalid end state
+broken (q) space refresh in one CAS (ABA two laps on), new|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DBROKEN_Q=1|assertion violated P4_not_ahead
 '
 
 if [ -n "${MODEL_ONLY:-}" ]; then

@@ -3,7 +3,8 @@
  * The software SMMU under concurrency (minimal producer of
  * tests/harness/tq.h, no src/cmdq): test threads use the cache API while
  * the device executes invalidations, and several producers sharing the
- * queue through a lock get each command executed exactly once, in order.
+ * queue through a lock get each command executed exactly once, in order
+ * (per-command handler and handler_batch, CONS per run or every 3).
  */
 #include "harness/harness.h"
 #include "harness/cmds.h"
@@ -111,7 +112,7 @@ static void *mp_fn(void *arg)
 	return NULL;
 }
 
-TEST_TIMEOUT(producers_exactly_once_in_order, 60)
+static void producers_exactly_once(bool batch_handler, unsigned cons_batch)
 {
 	struct hwt_smmu_dev_config cfg;
 	struct rec *rec = rec_new();
@@ -121,9 +122,12 @@ TEST_TIMEOUT(producers_exactly_once_in_order, 60)
 	struct tq t;
 
 	hwt_smmu_dev_config_default(&cfg);
-	cfg.handler = rec_handler;
+	if (batch_handler)
+		cfg.handler_batch = rec_batch_handler;
+	else
+		cfg.handler = rec_handler;
 	cfg.handler_ctx = rec;
-	cfg.cons_batch = 3;
+	cfg.cons_batch = cons_batch;
 	tq_start(&t, &cfg, 3);
 	m.t = &t;
 	m.per = 800;
@@ -144,4 +148,18 @@ TEST_TIMEOUT(producers_exactly_once_in_order, 60)
 	pthread_mutex_destroy(&m.lock);
 	tq_free(&t);
 	free(rec);
+}
+
+TEST_TIMEOUT(producers_exactly_once_in_order, 60)
+{
+	producers_exactly_once(false, 3);
+	producers_exactly_once(false, 0); /* CONS once per run */
+}
+
+/* The same through handler_batch: runs cut at the wrap and at PROD while
+ * producers keep publishing. */
+TEST_TIMEOUT(producers_exactly_once_in_order_batch_handler, 60)
+{
+	producers_exactly_once(true, 0);
+	producers_exactly_once(true, 3);
 }

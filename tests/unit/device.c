@@ -3,8 +3,10 @@
  * The software SMMU, driven directly through its register file by a minimal
  * in-test producer (tests/harness/tq.h, no src/cmdq): configuration and
  * lifecycle, DMA regions, in-order execution, CONS and its wrap bit, CONS
- * batching, the command handler, a pinned consumer, pause/stop, bounded
- * doorbell sleeps and the configured extra costs.  CMD_SYNC signalling,
+ * batching (once per run by default; statistics that match CONS), the
+ * prefetch window, the command handler, a pinned consumer, pause/stop,
+ * bounded doorbell sleeps, the auto idle spin and the configured extra
+ * costs.  CMD_SYNC signalling,
  * command errors and the cache models have their own files
  * (device_sync.c, device_errors.c, device_cache.c); producers racing the
  * device are in stress/device.c.
@@ -14,6 +16,7 @@
 #include "harness/tq.h"
 
 #include "common/time.h"
+#include "device/impl.h" /* white box: the consumer's prefetch record */
 
 #include <errno.h>
 #include <sched.h>
@@ -32,8 +35,9 @@ TEST(config_default_and_validation)
 	ASSERT_EQ(cfg.idr0, HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC);
 	ASSERT_EQ(cfg.cmdqs, 8);
 	ASSERT_EQ(cfg.cpu, -1);
-	ASSERT_EQ(cfg.cons_batch, 1);
-	ASSERT_GT(cfg.spin_ns, 0);
+	ASSERT_EQ(cfg.cons_batch, 0); /* once per run */
+	ASSERT_EQ(cfg.spin_ns, 0);    /* auto */
+	ASSERT_TRUE(cfg.handler == NULL && cfg.handler_batch == NULL);
 
 	ASSERT_EQ(hwt_smmu_dev_create(&dev, NULL), -EINVAL);
 	bad = cfg, bad.idr0 |= 1u << 0;
@@ -44,8 +48,10 @@ TEST(config_default_and_validation)
 	ASSERT_EQ(hwt_smmu_dev_create(&dev, &bad), -EINVAL);
 	bad = cfg, bad.cpu = -2;
 	ASSERT_EQ(hwt_smmu_dev_create(&dev, &bad), -EINVAL);
-	bad = cfg, bad.cons_batch = 0;
+	bad = cfg, bad.cons_batch = HWT_SMMU_DEV_CONS_BATCH_MAX + 1;
 	ASSERT_EQ(hwt_smmu_dev_create(&dev, &bad), -EINVAL);
+	bad = cfg, bad.handler = rec_handler, bad.handler_batch = rec_batch_handler;
+	ASSERT_EQ(hwt_smmu_dev_create(&dev, &bad), -EINVAL); /* one executor, not two */
 	bad = cfg, bad.spin_ns = HWT_SMMU_DEV_NS_MAX + 1;
 	ASSERT_EQ(hwt_smmu_dev_create(&dev, &bad), -EINVAL);
 	bad = cfg, bad.msi_cost_ns = HWT_SMMU_DEV_NS_MAX + 1;
@@ -278,16 +284,22 @@ static void check_cons_batch(unsigned batch)
 
 		if (pos == sync_at)
 			continue;
-		/* CONS seen while executing the command at pos */
+		/* CONS seen while executing the command at pos (batch 0: it
+		 * moves only at the sync and at the end of the run) */
 		if (pos < sync_at)
-			want = pos / batch * batch;
+			want = batch ? pos / batch * batch : 0;
 		else
-			want = sync_at + 1 + (pos - sync_at - 1) / batch * batch;
+			want = sync_at + 1 + (batch ? (pos - sync_at - 1) / batch * batch : 0);
 		ASSERT_EQ(rec->cons_seen[k], want);
 		k++;
 	}
 	tq_free(&t);
 	free(rec);
+}
+
+TEST(cons_batch_0_once_per_run)
+{
+	check_cons_batch(0);
 }
 
 TEST(cons_batch_1)
@@ -298,6 +310,155 @@ TEST(cons_batch_1)
 TEST(cons_batch_4)
 {
 	check_cons_batch(4);
+}
+
+/* CONS stores for a burst of n commands without a sync, seen at one PROD
+ * read: one with cons_batch 0, one per command with 1, ceil(n / 3) with 3;
+ * the same with either handler. */
+static uint64_t cons_updates_for_burst(unsigned batch, bool batch_handler, unsigned n)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct hwt_smmu_dev_stats s0, s1;
+	struct rec *rec = rec_new();
+	struct tq t;
+	uint64_t dw[2];
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.cons_batch = batch;
+	if (batch_handler)
+		cfg.handler_batch = rec_batch_handler;
+	else
+		cfg.handler = rec_handler;
+	cfg.handler_ctx = rec;
+	tq_start(&t, &cfg, 6);
+	for (unsigned i = 0; i < n; i++) {
+		tst_cmd_seq(dw, i);
+		tq_put(&t, dw);
+	}
+	hwt_smmu_dev_get_stats(t.dev, &s0);
+	tq_publish_one_run(&t);
+	ASSERT_TRUE(tq_wait_cons(&t, n));
+	hwt_smmu_dev_get_stats(t.dev, &s1);
+	ASSERT_EQ(s1.cmds - s0.cmds, n);
+	ASSERT_EQ(rec_count(rec), n);
+	tq_free(&t);
+	free(rec);
+	return s1.cons_updates - s0.cons_updates;
+}
+
+TEST(cons_published_once_per_run_by_default)
+{
+	for (int b = 0; b < 2; b++) {
+		ASSERT_EQ(cons_updates_for_burst(0, b, 40), 1);
+		ASSERT_EQ(cons_updates_for_burst(1, b, 40), 40);
+		ASSERT_EQ(cons_updates_for_burst(3, b, 40), 14);
+	}
+}
+
+/*
+ * Whoever saw CONS past a command sees it counted, though the consumer
+ * counts a run's commands at once: (a) a sync waiter that sees CONS reach
+ * its CMD_SYNC (while the MSI is still 100 ms away) sees every command
+ * before it counted; (b) at the end of a run whose CONS store is followed
+ * by a 100 ms SEV (full -> not full), the count is complete at the store.
+ */
+TEST(stats_count_what_cons_shows)
+{
+	enum { N = 7 };
+	struct hwt_smmu_dev_config cfg;
+	struct hwt_smmu_dev_stats st;
+	struct tq t;
+	uint64_t dw[2];
+	uint32_t p;
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.msi_cost_ns = 100000000;
+	tq_start(&t, &cfg, 4);
+	for (unsigned i = 0; i < N; i++) {
+		tst_cmd_seq(dw, i);
+		tq_put(&t, dw);
+	}
+	tst_cmd_sync(dw, HWT_SMMU_CS_IRQ, t.iova + 16u * tq_idx(&t, t.prod), 0);
+	p = tq_put(&t, dw);
+	tq_publish(&t);
+	ASSERT_TRUE(tq_wait_cons(&t, p)); /* A_CONS: up to the sync, MSI pending */
+	hwt_smmu_dev_get_stats(t.dev, &st);
+	ASSERT_GE(st.cmds, N);
+	ASSERT_EQ(st.msi_writes, 0);
+	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
+	hwt_smmu_dev_get_stats(t.dev, &st);
+	ASSERT_EQ(st.cmds, N + 1);
+	ASSERT_EQ(st.syncs, 1);
+	ASSERT_EQ(st.msi_writes, 1);
+	tq_free(&t);
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.sev_cost_ns = 100000000;
+	tq_start(&t, &cfg, 3);
+	for (unsigned i = 0; i < 8; i++) { /* full */
+		tst_cmd_seq(dw, i);
+		tq_put(&t, dw);
+	}
+	tq_publish_one_run(&t);
+	ASSERT_TRUE(tq_wait_cons(&t, t.prod));
+	hwt_smmu_dev_get_stats(t.dev, &st);
+	ASSERT_EQ(st.cmds, 8);
+	ASSERT_EQ(st.cons_updates, 1); /* counted before the store too */
+	tq_free(&t);
+}
+
+/*
+ * The prefetch window stops at PROD: slots beyond it are the producer's.
+ * A prefetch changes nothing a test can see, so this looks at the
+ * consumer's record of the last entry it prefetched (white box), and checks
+ * that poisoned slots beyond PROD never reach the handler.
+ */
+static uint32_t last_prefetched(struct tq *t)
+{
+	uint32_t v;
+
+	ASSERT_OK(hwt_smmu_dev_pause(t->dev)); /* parked: its state is ours to read */
+	v = t->dev->prefetched;
+	ASSERT_OK(hwt_smmu_dev_resume(t->dev));
+	return v;
+}
+
+TEST(prefetch_stops_at_prod)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct rec *rec = rec_new();
+	struct tq t;
+	uint64_t dw[2], poison[2] = { 0xdeadbeef00000001ull, 0x0badc0de0badc0deull };
+	const unsigned bursts[] = { 10, 1, 37, 200, 3 };
+	uint32_t from = 0;
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.handler = rec_handler;
+	cfg.handler_ctx = rec;
+	cfg.cmdqs = 9;
+	tq_start(&t, &cfg, 9); /* 512 entries: room for the window of 128 */
+	for (uint32_t i = 0; i < 512; i++)
+		tq_write_at(&t, i, poison);
+	for (unsigned b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
+		uint32_t pf;
+
+		for (unsigned i = 0; i < bursts[b]; i++) {
+			tst_cmd_seq(dw, i);
+			tq_put(&t, dw);
+		}
+		tq_publish_one_run(&t);
+		ASSERT_TRUE(tq_wait_cons(&t, t.prod));
+		pf = last_prefetched(&t);
+		TLOG("burst of %u from %u: last prefetched %u", bursts[b], from, pf);
+		ASSERT_LT((pf - from) & tq_ptr_mask(&t), bursts[b]);
+		for (unsigned i = 0; i < bursts[b]; i++)
+			tq_write_at(&t, from + i, poison); /* consumed: poison again */
+		from = t.prod;
+	}
+	for (unsigned i = 0; i < rec_count(rec); i++)
+		ASSERT_NE(rec->dw0[i], poison[0]);
+	tq_free(&t);
+	free(rec);
 }
 
 TEST(handler_sees_every_command_but_sync)
@@ -460,6 +621,42 @@ TEST(bounded_sleep_notices_prod)
 	tq_put(&t, dw);
 	tq_drain(&t);
 	tq_free(&t);
+}
+
+/*
+ * spin_ns 0 (the default) is auto: at least HWT_SMMU_DEV_SPIN_NS_AUTO and
+ * at least one futex wake-up as measured at the first such create in the
+ * process (within its budget: the bound below only catches a measurement
+ * that does not end, it is no speed).  An explicit spin_ns is kept.
+ */
+TEST(auto_spin_covers_a_futex_wake)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct hwt_smmu_dev_stats st;
+	struct hwt_smmu_dev *dev;
+	uint64_t t0, ns;
+
+	hwt_smmu_dev_config_default(&cfg);
+	t0 = hwt__now_ns();
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg)); /* the first in this process */
+	ns = hwt__now_ns() - t0;
+	hwt_smmu_dev_get_stats(dev, &st);
+	TLOG("futex wake-up %u ns (0: not measured), spin %u ns, first create %.2f ms", st.wake_ns,
+	     st.spin_ns, ns / 1e6);
+	ASSERT_LT(ns, (uint64_t)(1e9 * hwt_test_scale()));
+	ASSERT_LE(st.wake_ns, 1000000);
+	ASSERT_EQ(st.spin_ns, st.wake_ns > HWT_SMMU_DEV_SPIN_NS_AUTO ? st.wake_ns
+								   : HWT_SMMU_DEV_SPIN_NS_AUTO);
+	hwt_smmu_dev_get_config(dev, &cfg);
+	ASSERT_EQ(cfg.spin_ns, 0); /* the configuration as given */
+	hwt_smmu_dev_destroy(dev);
+
+	cfg.spin_ns = 1000;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg));
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.spin_ns, 1000);
+	ASSERT_EQ(st.wake_ns, 0);
+	hwt_smmu_dev_destroy(dev);
 }
 
 /* Publish and wait for CONS == PROD; returns the ns it took. */
