@@ -9,6 +9,7 @@
 #   make SAN=thread BUILD=build/tsan   sanitizer build
 #   make NO_ASM=1                force the generic (plain C) arch layer
 #   make deps                    install the optional tools the suites use (apt-get)
+#   make soak                    the public-API random stress for ~2 minutes (seed, totals)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
@@ -86,7 +87,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
-	rmw-count rmw-list \
+	rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -185,6 +186,14 @@ FORCE:
 run: all
 	./$(BUILD)/hwtune
 
+# The public-API random stress for minutes, not seconds (not in make check):
+# SOAK_SCENARIOS x SOAK_MS; prints its seed and totals.
+SOAK_SCENARIOS ?= 30
+SOAK_MS ?= 4000
+soak: tests
+	HWT_STRESS_SCENARIOS=$(SOAK_SCENARIOS) HWT_STRESS_MS=$(SOAK_MS) HWT_TEST_TIMEOUT_SCALE=20 \
+		./$(BUILD)/tests/stress_api -v
+
 # --- check -------------------------------------------------------------------
 # Each stage appends "pass fail skip" counts to $(COUNTS); the last step sums them.
 COUNTS := build/check.counts
@@ -204,7 +213,8 @@ check-native: tests
 # The stress suite again under ThreadSanitizer (native only).
 check-tsan:
 	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan OPT="-O1 -g" tests
-	@TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" HWT_TEST_ONLY=stress_ sh tests/run.sh tsan build/tsan $(COUNTS)
+	@TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" HWT_TEST_ONLY=stress_ HWT_STRESS_MS=200 \
+		sh tests/run.sh tsan build/tsan $(COUNTS)
 
 check-cross:
 ifeq ($(CROSS),)

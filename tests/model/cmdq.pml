@@ -126,6 +126,20 @@
 #ifndef OWNOPT
 #define OWNOPT 0
 #endif
+#ifndef LIVE
+#define LIVE 0
+#endif
+/*
+ * A spin loop of the code.  Safety runs (LIVE=0) block on its condition;
+ * liveness runs (LIVE=1, pan -DNP -l -f) spin, so that a wait nobody ends
+ * is a non-progress cycle.
+ */
+#if LIVE
+#define WAIT(c) do :: (c) -> break :: else -> skip od; skip /* a break may not land on a d_step */
+#else
+#define WAIT(c) (c)
+#endif
+
 #if FOLD && (BROKEN_B || BROKEN_C || BROKEN_D)
 #error "BROKEN_B, C and D are variants of the counter lock: FOLD=0"
 #endif
@@ -261,7 +275,7 @@ inline shared_lock()
 	atomic { t = lock; lock++ }
 	if
 	:: t >= 0
-	:: else -> (lock > 0)
+	:: else -> WAIT(lock > 0)
 	fi
 }
 #endif
@@ -342,7 +356,7 @@ inline wait_for_space()
 		:: else
 		fi;
 		/* devwait_step(): nothing to do until one of these */
-		HAS_SPACE(llq_prod, llq_cons, k) || (CAN_REFRESH(llq_wait) && CONS != llq_cons);
+		WAIT(HAS_SPACE(llq_prod, llq_cons, k) || (CAN_REFRESH(llq_wait) && CONS != llq_cons));
 		atomic { LLQ_LOAD }                                     /* A_LLQ */
 	od
 }
@@ -392,7 +406,7 @@ inline wait_for_space()
 		:: HAS_SPACE(o_prod, o_cons, k) -> break
 		:: else ->
 			/* devwait_step(): nothing to do until one of these */
-			HAS_SPACE(llq_prod, llq_cons, k) || (CONS != llq_cons && lock == 0)
+			WAIT(HAS_SPACE(llq_prod, llq_cons, k) || (CONS != llq_cons && lock == 0))
 		fi
 	od
 #endif
@@ -526,7 +540,7 @@ reserve:
 #if BROKEN_L
 			/* broken: no wait for the previous owner */
 #else
-			owner_prod == sprod;                            /* a. A_OWNER */
+			WAIT(owner_prod == sprod);                      /* a. A_OWNER */
 #endif
 			if
 			:: gather ->
@@ -537,8 +551,8 @@ reserve:
 					valid_runs(sprod, prod)
 				};
 #if !BROKEN_J
-				(valid & m1) == w1;                     /* c. A_VALID */
-				(valid & m2) == w2
+				WAIT((valid & m1) == w1);               /* c. A_VALID */
+				WAIT((valid & m2) == w2)
 #endif
 			:: else ->
 				/* OWNED left clear: nobody gathered behind us, so
@@ -591,6 +605,9 @@ reserve:
 			:: atomic { ntimeouts < MAXTO -> ntimeouts++; err = 1 };
 				break
 #endif
+#if LIVE
+			:: slot[IDX(syncp)] != 0 -> skip        /* spin */
+#endif
 			od;
 #else
 			/* poll_until_consumed(): CONS passes the sync (A_CONS) */
@@ -606,6 +623,9 @@ reserve:
 				:: else ->
 					if
 					:: CONS != c            /* hwt__wait_change32 */
+#if LIVE
+					:: CONS == c            /* spin: read CONS again */
+#endif
 #if TIMEOUTS
 					:: atomic { ntimeouts < MAXTO -> ntimeouts++; err = 1 };
 						break
@@ -665,6 +685,7 @@ reserve:
 #endif
 		:: else
 		fi;
+progress_call:	/* a call returned (LIVE: pan -l looks for cycles without one) */
 		d_step {        /* forget this call's locals: fewer distinct states */
 			call++;
 			owner = 0; gather = 0; got = 0; err = 0;
@@ -693,7 +714,7 @@ end_idle:
 		do
 		:: dcons == pr -> break
 		:: else ->
-			atomic {                        /* fetch the entry at cons */
+progress_exec:		atomic {                        /* fetch the entry at cons */
 				i = IDX(dcons);
 				v = slot[i];
 				P2_fetched_written = (v != 0);

@@ -32,7 +32,14 @@ trap 'exit 1' INT TERM
 # OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
 # the counter lock of the code before issue 7 (the kernel's).  Largest first: the lanes end together.
 configs='
+live new q4 p3 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
+live new q4 p3 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
+live lock q4 p2 msi|-DLIVE=1 -DFOLD=0 -DMSI=1|clean
+live new q4 p2 msi, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNCMD=3 -DCALLS0=3|clean
+live new q4 p2 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0|clean
+live new q4 p2 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1|clean
+live new q4 p2 cons, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNCMD=3 -DCALLS0=3|clean
 new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
 new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
 new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
@@ -67,6 +74,7 @@ lock q4 p2 msi|-DFOLD=0 -DMSI=1|clean
 broken (a) late MSI, new|-DFOLD=1 -DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
 broken (a) late MSI, lock|-DFOLD=0 -DMSI=1 -DTIMEOUTS=1 -DBROKEN_A=1|assertion violated P1_no_overwrite
 broken (b) unlock to 0, lock|-DFOLD=0 -DMSI=1 -DBROKEN_B=1|assertion violated P4_
+broken (b) unlock to 0, lock, liveness only (assertions off)|-DLIVE=1 -DFOLD=0 -DMSI=1 -DBROKEN_B=1|non-progress cycle
 broken (c) no exclusive retry, lock|-DFOLD=0 -DMSI=1 -DREFRESH=2 -DBROKEN_C=1|invalid end state
 broken (d) lock after valid, lock|-DFOLD=0 -DMSI=1 -DBROKEN_D=1|assertion violated P4_
 broken (e) MSI refresh sync+1, new|-DFOLD=1 -DMSI=1 -DBROKEN_E=1|assertion violated P4_not_ahead
@@ -120,26 +128,38 @@ check() {
 		# faster than -O2, and a 2^20-slot hash table (-w20) is set up
 		# at once.  A clean run takes -O1 (within a few % of -O2 on
 		# millions of states, compiled twice as fast) and the default
-		# 2^24 slots.  -m10000: the deepest run reaches depth ~300.
+		# 2^24 slots.  -m20000: the deepest safety run reaches depth ~500,
+		# the deepest liveness run ~1500.
+		# LIVE=1 (liveness): pan -DNP looks for non-progress cycles
+		# (-l) under weak fairness (-f): a spin loop nobody ends, a
+		# reservation or sync wait that never returns; a broken one runs
+		# with assertions off (-A), so that only the cycle can fail it.
 		if [ "$4" = clean ]; then
 			opt=-O1 hash=
 		else
 			opt=-O0 hash=-w20
 		fi
-		if ! $cc $opt -w -DSAFETY -DCOLLAPSE -DMEMLIM=1024 -o pan pan.c > cc.out 2>&1; then
+		case " $3 " in
+		*" -DLIVE=1 "*)
+			mode=-DNP run="-l -f"
+			[ "$4" = clean ] || run="$run -A" ;;
+		*) mode=-DSAFETY run= ;;
+		esac
+		if ! $cc $opt -w $mode -DCOLLAPSE -DMEMLIM=1024 -o pan pan.c > cc.out 2>&1; then
 			printf 'not ok\t%s: cannot compile pan\n' "$2"
 			sed 's/^/# /' cc.out
 			exit 0
 		fi
 		t0=$(now_ms)
-		./pan -m10000 $hash > pan.out 2>&1
+		./pan -m20000 $hash $run > pan.out 2>&1
 		t1=$(now_ms)
 		states=$(sed -n 's/^ *\([0-9][0-9]*\) states, stored.*/\1/p' pan.out)
 		mem=$(sed -n 's/^ *\([0-9.]*\).*total actual memory usage.*/\1/p' pan.out)
 		errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.out)
-		first=$(grep -m1 -o 'assertion violated [A-Za-z0-9_]*\|invalid end state' pan.out)
+		first=$(grep -m1 -o 'assertion violated [A-Za-z0-9_]*\|invalid end state\|non-progress cycle' pan.out)
 		depth=$(grep -m1 -o 'at depth [0-9]*' pan.out)
-		stats="${states:-?} states, $((t1 - t0)) ms, ${mem:-?} MB"
+		reached=$(sed -n 's/.*depth reached \([0-9][0-9]*\).*/\1/p' pan.out)
+		stats="${states:-?} states, depth ${reached:-?}, $((t1 - t0)) ms, ${mem:-?} MB"
 		if [ "$4" = clean ]; then
 			if [ "$errors" = 0 ] && [ -n "$states" ] &&
 			   ! grep -q 'MEMLIM\|out of memory\|too small\|Search not completed' pan.out; then
@@ -147,7 +167,7 @@ check() {
 			else
 				printf 'not ok\t%s: %s (%s errors) %s %s\n' "$2" "$stats" \
 					"${errors:-?}" "$first" "$depth"
-				echo "# replay: cd a copy of tests/model && spin -a $3 cmdq.pml && cc -DSAFETY -o pan pan.c && ./pan && spin -t -p $3 cmdq.pml"
+				echo "# replay: cd a copy of tests/model && spin -a $3 cmdq.pml && cc $mode -o pan pan.c && ./pan $run && spin -t -p $3 cmdq.pml"
 				sed -n '1,25s/^/# /p' pan.out
 			fi
 		elif [ "${errors:-0}" -gt 0 ] && echo "$first" | grep -q "$4"; then
