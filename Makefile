@@ -54,6 +54,10 @@ CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
 SAN_LD := -fsanitize=$(SAN)
 STATIC :=
 endif
+# libhwtune.so may not leave a symbol undefined, except in a sanitizer build:
+# clang links a sanitizer's runtime into the program only, not into the
+# shared library (gcc links it into both).
+ZDEFS := $(if $(SAN),,-Wl,-z,defs)
 LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
@@ -110,7 +114,7 @@ $(BUILD)/libhwtune.a: $(LIB_OBJS)
 
 $(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map
 	$(CC) -shared -Wl,-soname,libhwtune.so.$(VERSION_MAJOR) -Wl,--version-script=src/libhwtune.map \
-		-Wl,-z,defs $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
+		$(ZDEFS) $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $(TOOL_OBJS) $(BUILD)/libhwtune.a $(LDLIBS)
