@@ -7,6 +7,7 @@
 #   make CROSS=aarch64-linux-gnu-   cross build (static) into build/aarch64/
 #   make CC=clang BUILD=build/clang
 #   make SAN=thread BUILD=build/tsan   sanitizer build
+#   make SAN=address,undefined BUILD=build/asan   (every sanitizer but TSan halts on its first report)
 #   make NO_ASM=1                force the generic (plain C) arch layer
 #   make deps                    install the optional tools the suites use (apt-get)
 #   make soak                    the public-API random stress for ~2 minutes (seed, totals)
@@ -52,9 +53,17 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-pr
 	-Iinclude -Isrc -Itests $(ARCH_DEFS) -DHWT_VERSION_STRING='"$(VERSION)"'
 ifneq ($(SAN),)
 CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
+# ASan/UBSan: a report ends the program (the TSan stage sets halt_on_error instead).
+ifneq ($(filter-out thread,$(SAN)),)
+CFLAGS_BASE += -fno-sanitize-recover=all
+endif
 SAN_LD := -fsanitize=$(SAN)
 STATIC :=
 endif
+# libhwtune.so may not leave a symbol undefined, except in a sanitizer build:
+# clang links a sanitizer's runtime into the program only, not into the
+# shared library (gcc links it into both).
+ZDEFS := $(if $(SAN),,-Wl,-z,defs)
 LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
@@ -86,8 +95,8 @@ $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJS): $(wildcard tests/harness/*.h)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run check check-native check-tsan check-cross tests bench bench-probe bench-cmdq \
-	rmw-count rmw-list soak \
+.PHONY: all run check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
+	bench-cmdq rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -111,7 +120,7 @@ $(BUILD)/libhwtune.a: $(LIB_OBJS)
 
 $(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map
 	$(CC) -shared -Wl,-soname,libhwtune.so.$(VERSION_MAJOR) -Wl,--version-script=src/libhwtune.map \
-		-Wl,-z,defs $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
+		$(ZDEFS) $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $(TOOL_OBJS) $(BUILD)/libhwtune.a $(LDLIBS)
@@ -203,12 +212,33 @@ QEMU_RISCV64 := $(shell command -v qemu-riscv64 2>/dev/null)
 check:
 	@mkdir -p build && : > $(COUNTS)
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-native
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-sanitize
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
 	@sh tests/summary.sh $(COUNTS)
 
 check-native: tests
 	@sh tests/run.sh native $(BUILD) $(COUNTS)
+
+# Every program and CLI script again under AddressSanitizer (with its leak
+# checker) and UBSan, native only; skipped, naming the runtimes, when a tiny
+# program built with them does not run.  A report ends the program with
+# status 99, which no test expects.  The stress suites run for fixed times,
+# so only the harness's time limits are scaled.
+SAN_RUNTIMES := libasan8 libubsan1
+SAN_PROBE := d=$$(mktemp -d) && printf 'int main(void) { return 0; }\n' > $$d/t.c && \
+	$(CC) -fsanitize=address,undefined $$d/t.c -o $$d/t >/dev/null 2>&1 && $$d/t; \
+	r=$$?; rm -rf $$d; [ $$r -eq 0 ]
+check-sanitize:
+	@mkdir -p build
+	@if ! { $(SAN_PROBE); }; then \
+		echo "# SKIP suite asan: $(CC) -fsanitize=address,undefined does not build and run" \
+			"(needs $(SAN_RUNTIMES): make deps)"; \
+		echo "0 0 1" >> $(COUNTS); exit 0; fi; \
+	$(MAKE) --no-print-directory SAN=address,undefined BUILD=build/asan OPT="-O1 -g" tests && \
+	ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:halt_on_error=1:exitcode=99:$$ASAN_OPTIONS" \
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99:$$UBSAN_OPTIONS" \
+	HWT_TEST_TIMEOUT_SCALE=3 sh tests/run.sh asan build/asan $(COUNTS)
 
 # The stress suite again under ThreadSanitizer (native only).
 check-tsan:
@@ -234,6 +264,7 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
+		libasan8 libubsan1 \
 		libck-dev spin pkgconf
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).

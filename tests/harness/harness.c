@@ -27,6 +27,11 @@ static int verbose;
 static volatile pid_t running_child; /* the test in progress, for on_signal() */
 const char *hwt_test_argv0;
 
+/* LeakSanitizer's check, linked in only by -fsanitize=address (else NULL).
+ * A test child leaves with _exit(), which skips the check LSan makes at
+ * exit, so the child asks for it when its test body has returned. */
+extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
 /* Killed from outside (timeout(1), ^C): take the running test with us. */
 static void on_signal(int sig)
 {
@@ -120,6 +125,10 @@ static int run_one(const struct test *t)
 		setpgid(0, 0);
 		t->fn();
 		fflush(stdout);
+		if (__lsan_do_recoverable_leak_check && __lsan_do_recoverable_leak_check()) {
+			snprintf(reason, REASON_MAX, "LeakSanitizer: memory leaked (its report is above)");
+			_exit(1);
+		}
 		_exit(0);
 	}
 	setpgid(pid, pid);

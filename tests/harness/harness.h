@@ -10,6 +10,7 @@
  * A test passes when its body returns, fails on the first failed ASSERT, a
  * signal or the timeout.  Options: -l list, -t NAME run one test, -v verbose.
  * HWT_TEST_TIMEOUT_SCALE=N multiplies every timeout (slow emulators).
+ * Built with -fsanitize=address, a test that leaks memory fails.
  * Exit status: 0 all passed or skipped, 1 a failure.
  */
 #ifndef HWT_TEST_HARNESS_H
