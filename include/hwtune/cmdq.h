@@ -63,10 +63,11 @@ struct hwt_cmdq_options {
 HWT_API void hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
 
 /*
- * HWTUNE_DISABLE_MSIPOLLING, as arm_smmu_v3.disable_msipolling=: 0 if unset
- * or empty; 1 if "1" or "0" (then *value is the setting); -EINVAL for
- * anything else (then *bad, if non-NULL, points at the bad word).  Callers
- * apply it to disable_msipolling unless the user said otherwise.
+ * HWTUNE_DISABLE_MSIPOLLING, as arm_smmu_v3.disable_msipolling=: 0 if unset;
+ * 1 if "1" or "0" (then *value is the setting); -EINVAL for any other value,
+ * the empty string included (then *bad, if non-NULL, points at the bad
+ * word), as the kernel refuses "disable_msipolling=".  Callers apply it to
+ * disable_msipolling unless the user said otherwise.
  */
 HWT_API int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad);
 

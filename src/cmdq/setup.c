@@ -101,7 +101,7 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 {
 	const char *env = getenv("HWTUNE_DISABLE_MSIPOLLING");
 
-	if (!env || !*env)
+	if (!env)
 		return 0;
 	if (!strcmp(env, "0") || !strcmp(env, "1")) {
 		*value = env[0] == '1';

@@ -206,9 +206,11 @@ TEST(environment_disables_msipolling)
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "0", 1);
 	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 1);
 	ASSERT_FALSE(v);
+	/* set but empty is not 0 or 1 (as arm_smmu_v3.disable_msipolling=) */
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "", 1);
-	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 0);
-	ASSERT_TRUE(bad == NULL);
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "");
+	bad = NULL;
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "yes", 1);
 	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), -EINVAL);
 	ASSERT_STR_EQ(bad, "yes");
