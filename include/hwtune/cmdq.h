@@ -51,7 +51,10 @@ struct hwt_cmdq_options {
 	bool disable_msipolling; /* as arm_smmu_v3.disable_msipolling=1 */
 	bool auto_poll;          /* measure MSI vs CONS polling on first use */
 	bool force_sync_at_63;   /* MMU-700 erratum 2812531: batches sync at 63 */
-	uint64_t timeout_ns;     /* every wait's deadline (default 1 s) */
+	/* How long one call may wait on the device, all its waits together
+	 * (default 1 s).  0 is refused (-EINVAL at create).  A value whose
+	 * deadline would overflow, UINT64_MAX say, means no deadline. */
+	uint64_t timeout_ns;
 	uint64_t spin_ns;        /* spin before sleeping in a wait (default 10 us) */
 	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."); NULL: stderr. */
 	void (*log)(void *ctx, const char *msg);
@@ -75,7 +78,7 @@ HWT_API int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad);
  * Create a queue on dev: attaches to it, allocates and maps queue memory,
  * resets PROD and CONS to 0, writes CMDQ_BASE and sets CR0.CMDQEN (waiting
  * for CR0ACK if the device runs).  -EINVAL bad options (queue size out of
- * range), -EBUSY the device has a queue, -ENOMEM, -ENOSPC no DMA window
+ * range, timeout_ns 0), -EBUSY the device has a queue, -ENOMEM, -ENOSPC no DMA window
  * left, -ETIMEDOUT a running device did not acknowledge the enable.
  * hwt_cmdq_destroy() clears CR0.CMDQEN and waits (at most timeout_ns) for the
  * device to acknowledge before it frees queue memory; a device that never

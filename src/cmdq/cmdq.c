@@ -133,7 +133,7 @@ static int devwait_step(struct devwait *w, bool use_events)
 	now = hwt__now_ns();
 	if (!w->deadline) {
 		w->start = now;
-		w->deadline = now + q->timeout_ns;
+		w->deadline = hwt__deadline_after(now, q->timeout_ns);
 	}
 	if (now >= w->deadline)
 		return -ETIMEDOUT;

@@ -123,7 +123,7 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 {
 	struct hwt__backoff b = { 0 };
-	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
+	uint64_t deadline = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
 	uint32_t v = hwt__reg_write_cr0(q->regs, cr0), ack; /* R_CR0 */
 
 	while ((ack = hwt__reg_read_cr0ack(q->regs)) != v) { /* A_ACK */
@@ -147,7 +147,7 @@ static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
 static int disable_and_unmap(struct hwt_cmdq *q)
 {
 	struct hwt__backoff b = { 0 };
-	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
+	uint64_t deadline = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
 	int err = write_cr0(q, 0);
 
 	while (!err && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
@@ -198,6 +198,8 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 		hwt_cmdq_options_default(&def);
 		opts = &def;
 	}
+	if (!opts->timeout_ns)
+		return -EINVAL; /* "don't wait" or "wait forever"?  Neither is offered */
 	q = hwt__zalloc_lines(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -223,7 +225,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 		return -ENOMEM;
 	}
 	memset(q->mem, 0, bytes);
-	q->timeout_ns = opts->timeout_ns ? opts->timeout_ns : 1000000000ull;
+	q->timeout_ns = opts->timeout_ns;
 	q->spin_ns = opts->spin_ns;
 	q->force_sync_at_63 = opts->force_sync_at_63;
 	q->log = opts->log;

@@ -675,3 +675,85 @@ TEST(cas_retries_count_this_threads_failed_reservations)
 	hwt_cmdq_destroy(a.q);
 	hwt_smmu_dev_destroy(dev);
 }
+
+/* ---- issue 8: found at the public API -------------------------------------------- */
+
+/* One hwt_cmdq_sync on another thread; done says it returned. */
+struct async_sync {
+	struct hwt_cmdq *q;
+	_Atomic int done;
+	int result;
+};
+
+static void *sync_once(void *arg)
+{
+	struct async_sync *a = arg;
+
+	a->result = hwt_cmdq_sync(a->q);
+	atomic_store_explicit(&a->done, 1, memory_order_release); /* joined before result is read */
+	return NULL;
+}
+
+/* timeout_ns 0 is refused: it would read as "do not wait" or as "wait
+ * forever", and meant neither (it was taken as 1 s). */
+TEST(timeout_zero_is_refused)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q = NULL;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.timeout_ns = 0;
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	ASSERT_TRUE(q == NULL);
+	o.timeout_ns = 1;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* UINT64_MAX and values near it saturate (no deadline) instead of wrapping
+ * to a deadline in the past. */
+TEST_TIMEOUT(huge_timeouts_saturate, 30)
+{
+	static const uint64_t huge[] = { UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2 + 1 };
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.handler = slow_handler; /* every sync below waits past its spin */
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	for (unsigned k = 0; k < sizeof(huge) / sizeof(huge[0]); k++) {
+		struct async_sync w = { 0 };
+		struct hwt_cmdq_cmd c;
+		pthread_t t;
+
+		o.timeout_ns = huge[k];
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		ASSERT_OK(hwt_smmu_dev_start(dev));
+		/* a running device: each of these waits milliseconds */
+		tst_cmd_cfgi_ste(c.dw, 1);
+		for (int i = 0; i < 5; i++)
+			ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
+		/* a paused device: the sync is still waiting 100 ms later, and
+		 * completes once the device resumes */
+		ASSERT_OK(hwt_smmu_dev_pause(dev));
+		w.q = q;
+		ASSERT_EQ(pthread_create(&t, NULL, sync_once, &w), 0);
+		hwt__sleep_ns(100000000);
+		ASSERT_EQ(atomic_load_explicit(&w.done, memory_order_relaxed), 0);
+		ASSERT_OK(hwt_smmu_dev_resume(dev));
+		pthread_join(t, NULL);
+		ASSERT_EQ(w.result, 0);
+		ASSERT_OK(hwt_smmu_dev_stop(dev));
+		hwt_cmdq_destroy(q);
+	}
+	hwt_smmu_dev_destroy(dev);
+}
+
