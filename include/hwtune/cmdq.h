@@ -99,7 +99,11 @@ struct hwt_cmdq_cmd {
  * sync.  n + sync must be at most the queue size.
  * 0 on success (with sync: every command issued before it by this thread
  * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
- * within timeout_ns), -ENODEV (the device stopped).
+ * within timeout_ns), -ENODEV (the device stopped).  timeout_ns bounds the
+ * whole call: its waits on the device (for space, then for its CMD_SYNC)
+ * share one deadline, timeout_ns after the first of them began.  Waits on
+ * other producers of this process (a queue owner handing over) are not
+ * counted: those threads finish once they run.
  */
 HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n,
 			   bool sync);

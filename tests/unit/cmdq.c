@@ -757,3 +757,70 @@ TEST_TIMEOUT(huge_timeouts_saturate, 30)
 	hwt_smmu_dev_destroy(dev);
 }
 
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/*
+ * One deadline per call.  The device consumed 100 commands and was paused;
+ * a CMD_SYNC waiter W keeps the shadow cons frozen at 0, so a call of 100
+ * commands + a sync waits for space until W times out and leaves (installing
+ * CONS 100), then inserts and waits for its own sync.  Both waits count
+ * against the one timeout_ns: the call returns -ETIMEDOUT within about 1x
+ * (bound 1.5x), not after the space wait plus a whole second timeout.
+ */
+static void one_deadline_per_call(bool disable_msi)
+{
+	const uint64_t timeout = 200000000; /* 200 ms */
+	static struct hwt_cmdq_cmd cmds[100];
+	struct async_sync w = { 0 };
+	struct timespec a;
+	pthread_t t;
+	double ms;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, timeout);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 100, false));
+	/* wait (bounded) until the device has executed them: CONS = 100 */
+	for (int i = 0; i < 5000; i++) {
+		struct hwt_smmu_dev_stats st;
+
+		hwt_smmu_dev_get_stats(r.dev, &st);
+		if (st.cmds == 100)
+			break;
+		hwt__sleep_ns(1000000);
+	}
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	w.q = r.q;
+	ASSERT_EQ(pthread_create(&t, NULL, sync_once, &w), 0);
+	hwt__sleep_ns(20000000); /* W is registered and waiting */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ASSERT_EQ(hwt_cmdq_issue(r.q, cmds, 100, true), -ETIMEDOUT);
+	ms = ms_since(&a);
+	pthread_join(t, NULL);
+	TLOG("space wait + sync wait returned after %.1f ms (timeout 200 ms)", ms);
+	ASSERT_EQ(w.result, -ETIMEDOUT);
+	ASSERT_TRUE(ms >= 200.0);
+	ASSERT_TRUE(ms <= 300.0 * hwt_test_scale());
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	for (int i = 0; i < 300; i++)
+		ASSERT_OK(hwt_cmdq_sync(r.q));
+	rig_down(&r);
+}
+
+TEST(one_deadline_per_call_msi)
+{
+	one_deadline_per_call(false);
+}
+
+TEST(one_deadline_per_call_cons)
+{
+	one_deadline_per_call(true);
+}
+
