@@ -111,8 +111,23 @@ HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cm
 HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
-/* Up to 64 commands gathered by one thread: add flushes without a sync when
- * full; submit issues the rest with a sync. */
+/*
+ * Up to 64 commands gathered by one thread: add flushes the batch without a
+ * sync when it is full (with one at 63 under force_sync_at_63), then adds
+ * cmd; submit issues what the batch holds with a CMD_SYNC.  Errors are
+ * those of hwt_cmdq_issue().
+ *
+ * What a failed add or submit leaves behind: add has not added cmd, and in
+ * both b->cmds[0 .. b->num) are exactly the commands not inserted into the
+ * queue.
+ * - The flush (or submit) inserted nothing (no space in time, the device
+ *   stopped): the batch is as it was.
+ * - Its commands went into the queue and only its CMD_SYNC did not
+ *   complete (submit, or a flush under force_sync_at_63): they may still
+ *   execute, so the batch no longer holds them (b->num is 0).
+ * Calling add again with the same cmd, or submit, thus retries only what
+ * was not inserted; hwt_cmdq_batch_init() drops it.
+ */
 struct hwt_cmdq_batch {
 	struct hwt_cmdq *q;
 	unsigned num;

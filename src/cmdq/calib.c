@@ -38,10 +38,10 @@ static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns)
 			uint64_t t0;
 
 			q->msipoll = m == 0;
-			err = hwt__cmdq_insert(q, NULL, 0, true); /* warm the path */
+			err = hwt__cmdq_insert(q, NULL, 0, true, NULL); /* warm the path */
 			t0 = hwt__now_ns();
 			for (int i = 0; i < CALIB_SYNCS && !err; i++)
-				err = hwt__cmdq_insert(q, NULL, 0, true);
+				err = hwt__cmdq_insert(q, NULL, 0, true, NULL);
 			t[m][r] = (hwt__now_ns() - t0) / CALIB_SYNCS;
 		}
 	}

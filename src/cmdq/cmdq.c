@@ -455,7 +455,8 @@ uint64_t hwt_cmdq_thread_cas_retries(void)
  * - One call's commands are contiguous in the queue; calls are totally
  *   ordered by their reservation.
  */
-int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync)
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
+		     bool *inserted)
 {
 	const unsigned shift = q->shift;
 	/* The call's waits: first for space, a clock read per 64 polls. */
@@ -500,6 +501,8 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 			break;
 		cas_retries++;
 	}
+	if (inserted)
+		*inserted = true; /* from here on the commands will reach the device */
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
@@ -559,7 +562,9 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 
 /* --- public API ------------------------------------------------------------ */
 
-int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
+/* hwt_cmdq_issue, also saying whether the commands went into the queue. */
+static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync,
+		 bool *inserted)
 {
 	uint32_t calib;
 
@@ -571,7 +576,12 @@ int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (calib == CALIB_PENDING || calib == CALIB_RUNNING)
 		hwt__cmdq_calibrate_first_use(q);
-	return hwt__cmdq_insert(q, cmds, n, sync);
+	return hwt__cmdq_insert(q, cmds, n, sync, inserted);
+}
+
+int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
+{
+	return issue(q, cmds, n, sync, NULL);
 }
 
 int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
@@ -595,26 +605,37 @@ void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
 	b->num = 0;
 }
 
+/*
+ * A failed flush or submit leaves in the batch exactly the commands that
+ * were not inserted (cmdq.h): all of them if it failed before reserving,
+ * none if they went into the queue and only the CMD_SYNC failed.
+ */
 int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
 {
 	bool quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
-	int err = 0;
+	bool inserted = false;
+	int err;
 
 	/* Full: flush without a sync (with one at 63 under the MMU-700
-	 * erratum).  On error the flushed commands are lost: reported here. */
+	 * erratum). */
 	if (quirk || b->num == HWT_CMDQ_BATCH_ENTRIES) {
-		err = hwt_cmdq_issue(b->q, b->cmds, b->num, quirk);
-		b->num = 0;
+		err = issue(b->q, b->cmds, b->num, quirk, &inserted);
+		if (!err || inserted)
+			b->num = 0;
+		if (err)
+			return err; /* cmd not added */
 	}
 	b->cmds[b->num++] = *cmd;
-	return err;
+	return 0;
 }
 
 int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
 {
-	int err = hwt_cmdq_issue(b->q, b->cmds, b->num, true);
+	bool inserted = false;
+	int err = issue(b->q, b->cmds, b->num, true, &inserted);
 
-	b->num = 0;
+	if (!err || inserted)
+		b->num = 0;
 	return err;
 }
 

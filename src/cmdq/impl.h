@@ -70,8 +70,12 @@ struct hwt__backoff {
 };
 void hwt__backoff_wait(struct hwt__backoff *b);
 
-/* The insertion itself (cmdq.c), without argument checks or calibration. */
-int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync);
+/* The insertion itself (cmdq.c), without argument checks or calibration.
+ * *inserted (if non-NULL) is set once the entries are reserved: an error
+ * after that (the CMD_SYNC wait) leaves the commands in the queue, an error
+ * before it (the space wait) inserted nothing. */
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
+		     bool *inserted);
 /* Auto mode's first use (calib.c): one thread measures, the others wait. */
 void hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
 /* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC. */

@@ -824,3 +824,102 @@ TEST(one_deadline_per_call_cons)
 	one_deadline_per_call(true);
 }
 
+/*
+ * What a failed flush leaves behind.  The device is paused with 100 of its
+ * 128 entries taken: the flush of a full batch (64) cannot get space and
+ * inserts nothing, so add returns -ETIMEDOUT, keeps the 64 and does not add
+ * the new command; after a resume the same add succeeds and every command
+ * executes exactly once.  submit keeps its commands the same way.
+ */
+TEST(batch_failed_flush_keeps_the_batch)
+{
+	static struct hwt_cmdq_cmd fill[100];
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_batch b;
+	struct hwt_cmdq_cmd c;
+	uint64_t last[2];
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 50000000);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(fill[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, fill, 100, false));
+	hwt_cmdq_batch_init(&b, r.q);
+	for (uint32_t i = 0; i < 64; i++) {
+		tst_cmd_cfgi_ste(c.dw, 1000 + i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	tst_cmd_cfgi_ste(c.dw, 2000);
+	ASSERT_EQ(hwt_cmdq_batch_add(&b, &c), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 64); /* nothing inserted: all kept, c not added */
+	tst_cmd_cfgi_ste(last, 1063);
+	ASSERT_EQ_U64(b.cmds[63].dw[0], last[0]);
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	ASSERT_EQ(b.num, 1);
+	/* submit: 100 more fill the queue again; the submit's space wait fails */
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, fill, 100, false));
+	for (uint32_t i = 0; i < 40; i++) {
+		tst_cmd_cfgi_ste(c.dw, 3000 + i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	ASSERT_EQ(hwt_cmdq_batch_submit(&b), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 41);
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	ASSERT_OK(hwt_cmdq_batch_submit(&b));
+	ASSERT_EQ(b.num, 0);
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	/* 100 + 64 + a sync + 100 + 41 (command 2000 and 40) + the submit's sync */
+	ASSERT_EQ(st.cmds, 100 + 64 + 1 + 100 + 41 + 1);
+	rig_down(&r);
+}
+
+/*
+ * With the MMU-700 quirk a flush at 63 carries a CMD_SYNC: when only the
+ * sync fails, the 63 commands are in the queue (they execute once the
+ * device resumes), so the batch drops them (b->num 0) and, as for any
+ * failed add, does not add the new command.
+ */
+TEST(batch_failed_quirk_sync_empties_the_batch)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_batch b;
+	struct hwt_cmdq_cmd c;
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.entries_log2 = 7;
+	o.force_sync_at_63 = true;
+	o.timeout_ns = 50000000;
+	o.log = log_hook;
+	o.log_ctx = &log;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	hwt_cmdq_batch_init(&b, q);
+	for (uint32_t i = 0; i < 63; i++) {
+		tst_cmd_cfgi_ste(c.dw, i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	tst_cmd_cfgi_ste(c.dw, 63);
+	ASSERT_EQ(hwt_cmdq_batch_add(&b, &c), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 0); /* inserted (sync not complete): not kept */
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	ASSERT_OK(hwt_cmdq_batch_submit(&b));
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 63 + 1 + 1 + 1); /* each command once, two syncs */
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
