@@ -27,8 +27,13 @@
  * advertises MSI and COHACC and disable_msipolling is off; otherwise the
  * waiter polls CONS, sleeping until the device's SEV.  With auto_poll the
  * queue measures both on first use and keeps the faster (only when MSI is
- * possible at all).  The mode is fixed per queue: mixing MSI and CONS
- * waiters on one queue is unsafe.
+ * possible at all); other threads' first calls wait for that measurement.
+ * A first use that cannot measure (the device paused, stopped or not yet
+ * started) returns the measurement's error (-ETIMEDOUT, -ENODEV) and
+ * inserts nothing, as do the calls that waited for it; the queue stays
+ * unmeasured (hwt_cmdq_info says so) and the next use measures again.  The
+ * mode is fixed per queue once measured: mixing MSI and CONS waiters on one
+ * queue is unsafe.
  */
 #ifndef HWTUNE_CMDQ_H
 #define HWTUNE_CMDQ_H
@@ -102,8 +107,9 @@ struct hwt_cmdq_cmd {
  * within timeout_ns), -ENODEV (the device stopped).  timeout_ns bounds the
  * whole call: its waits on the device (for space, then for its CMD_SYNC)
  * share one deadline, timeout_ns after the first of them began.  Waits on
- * other producers of this process (a queue owner handing over) are not
- * counted: those threads finish once they run.
+ * other threads of this process (a queue owner handing over, another
+ * thread's auto_poll measurement) are not counted: those finish once they
+ * run, each of their own waits on the device bounded.
  */
 HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n,
 			   bool sync);

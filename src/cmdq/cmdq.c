@@ -40,7 +40,8 @@
  *   R_CONS (device)/A_CONS        device executed -> CONS waiter, and
  *                                 -> space refresher (then R_LLQ)
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
- *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done -> issuers
+ *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done (or failed,
+ *                                 the mode restored) -> issuers
  *
  * Setup, options and the GERROR handler are in setup.c, auto mode in
  * calib.c; the device is reached through smmu/bus.h only.
@@ -574,8 +575,12 @@ static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n
 		return 0;
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
-	if (calib == CALIB_PENDING || calib == CALIB_RUNNING)
-		hwt__cmdq_calibrate_first_use(q);
+	if (calib == CALIB_PENDING || calib == CALIB_RUNNING) {
+		int err = hwt__cmdq_calibrate_first_use(q);
+
+		if (err)
+			return err; /* nothing inserted; a later use measures */
+	}
 	return hwt__cmdq_insert(q, cmds, n, sync, inserted);
 }
 

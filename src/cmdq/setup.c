@@ -237,6 +237,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	q->info.msipolling = q->msipoll;
 	set_reason(q, opts);
 	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
+	atomic_init(&q->calib_err, 0);
 
 	err = hwt__bus_attach(dev, q, gerror_irq, q);
 	if (err) {

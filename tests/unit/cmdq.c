@@ -923,3 +923,81 @@ TEST(batch_failed_quirk_sync_empties_the_batch)
 	hwt_smmu_dev_destroy(dev);
 }
 
+static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logbuf *log)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = 100000000;
+	o.log = log_hook;
+	o.log_ctx = log;
+	ASSERT_OK(hwt_cmdq_create(q, *dev, &o));
+}
+
+/*
+ * auto_poll: first uses that cannot measure (device not started, then
+ * paused) fail and leave the queue unmeasured; a later use, once the
+ * device runs, measures.
+ */
+TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log);
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV); /* not started */
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_FALSE(info.measured);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	hwt_cmdq_get_info(q, &info);
+	TLOG("after the failed first uses: %s", info.reason);
+	ASSERT_FALSE(info.measured);
+	ASSERT_TRUE(logged(&log, "auto polling: measurement failed"));
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_cmdq_get_info(q, &info);
+	TLOG("%s", info.reason);
+	ASSERT_TRUE(info.measured);
+	ASSERT_GT(info.msi_ns, 0);
+	ASSERT_GT(info.sev_ns, 0);
+	ASSERT_TRUE(strstr(info.reason, "not measured") == NULL);
+	for (int i = 0; i < 100; i++)
+		ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* A call whose first-use measurement failed returns that error and inserts
+ * nothing (here a CFGI_STE without a sync, which would otherwise queue). */
+TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_cmd c;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log);
+	ASSERT_OK(hwt_smmu_dev_cfg_insert(dev, HWT_SMMU_CFG_STE, 7, 0));
+	tst_cmd_cfgi_ste(c.dw, 7);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_issue_cmd(q, &c), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q)); /* measures, then syncs */
+	ASSERT_TRUE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
+	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
