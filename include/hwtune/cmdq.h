@@ -9,7 +9,7 @@
  *   hwt_cmdq_create(&q, dev, &opts);     maps queue memory, writes CMDQ_BASE
  *   hwt_smmu_dev_start(dev);
  *   hwt_cmdq_issue(q, cmds, n, true);    any number of threads
- *   hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);
+ *   hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);   queue first, then device
  *
  * A queue is attached to one device (a second create on it gets -EBUSY
  * until the first queue is destroyed) and may be created before the device

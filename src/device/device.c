@@ -318,8 +318,16 @@ int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*
 	return err;
 }
 
+static void dev_free(struct hwt_smmu_dev *dev)
+{
+	hwt__model_destroy(&dev->model);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 {
+	bool last = false;
 	int err = 0;
 
 	pthread_mutex_lock(&dev->lock);
@@ -330,8 +338,11 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 	} else {
 		set_gerror_line(dev, NULL, NULL);
 		dev->owner = NULL;
+		last = dev->destroyed;
 	}
 	pthread_mutex_unlock(&dev->lock);
+	if (last)
+		dev_free(dev); /* hwt_smmu_dev_destroy() left it to us */
 	return err;
 }
 
@@ -458,14 +469,25 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 	return 0;
 }
 
+/*
+ * With a queue still attached the registers and DMA map stay in use by it
+ * (its calls see the stopped device and fail with -ENODEV; its destroy
+ * disables, unmaps and detaches): the detach frees the device.  The lock
+ * decides which of the two is last.
+ */
 void hwt_smmu_dev_destroy(struct hwt_smmu_dev *dev)
 {
+	bool owned;
+
 	if (!dev)
 		return;
 	hwt_smmu_dev_stop(dev);
-	hwt__model_destroy(&dev->model);
-	pthread_mutex_destroy(&dev->lock);
-	free(dev);
+	pthread_mutex_lock(&dev->lock);
+	owned = dev->owner != NULL;
+	dev->destroyed = true;
+	pthread_mutex_unlock(&dev->lock);
+	if (!owned)
+		dev_free(dev);
 }
 
 int hwt_smmu_dev_inject(struct hwt_smmu_dev *dev, enum hwt_smmu_fault fault)

@@ -1001,3 +1001,23 @@ TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
 	hwt_smmu_dev_destroy(dev);
 }
 
+/*
+ * The documented order is queue first, then device; the other order must
+ * not touch freed memory (ASan saw a heap use-after-free in
+ * hwt_cmdq_destroy): the device stops at once, the queue's calls fail with
+ * -ENODEV, and the device's memory goes when the queue does.
+ */
+TEST(device_destroyed_before_its_queue)
+{
+	struct hwt_cmdq_cmd c;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_destroy(r.dev);
+	ASSERT_EQ(hwt_cmdq_sync(r.q), -ENODEV);
+	tst_cmd_cfgi_ste(c.dw, 1);
+	ASSERT_EQ(hwt_cmdq_issue_cmd_sync(r.q, &c), -ENODEV);
+	hwt_cmdq_destroy(r.q);
+}
+
