@@ -61,7 +61,10 @@ struct hwt_cmdq_options {
 	 * deadline would overflow, UINT64_MAX say, means no deadline. */
 	uint64_t timeout_ns;
 	uint64_t spin_ns;        /* spin before sleeping in a wait (default 10 us) */
-	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."); NULL: stderr. */
+	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."): gets every
+	 * message.  NULL: stderr, rate-limited as the kernel's printk_ratelimit,
+	 * at most 10 lines per 5 s per queue, then "N messages suppressed"
+	 * before the next line allowed (and when the queue is destroyed). */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
 };

@@ -17,6 +17,7 @@
 
 #include "cmdq/queue.h"
 #include "common/cacheline.h"
+#include "common/ratelimit.h"
 #include "smmu/bus.h"
 
 /* auto_poll (calib.c): NONE (no auto mode) or PENDING -> RUNNING (one issuer
@@ -48,6 +49,8 @@ struct hwt_cmdq {
 	void *log_ctx;
 	pthread_mutex_t info_lock; /* info: read by anyone, rewritten by calibration */
 	struct hwt_cmdq_info info;
+	pthread_mutex_t log_lock;  /* log_rl: producers and the device's GERROR handler log */
+	struct hwt__ratelimit log_rl; /* the default log's (stderr, no hook) */
 };
 
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");

@@ -14,18 +14,28 @@
 #include "cmdq/impl.h"
 #include "common/time.h"
 
+/* A hook gets every message; stderr gets them rate-limited (ratelimit.h). */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
 {
+	uint64_t missed;
 	char msg[256];
 	va_list ap;
+	bool ok;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (q->log)
+	if (q->log) {
 		q->log(q->log_ctx, msg);
-	else
+		return;
+	}
+	pthread_mutex_lock(&q->log_lock);
+	ok = hwt__ratelimit_allow(&q->log_rl, hwt__now_ns(), &missed);
+	if (missed)
+		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	if (ok)
 		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
+	pthread_mutex_unlock(&q->log_lock);
 }
 
 
@@ -177,6 +187,11 @@ static void set_reason(struct hwt_cmdq *q, const struct hwt_cmdq_options *opts)
 
 static void free_queue(struct hwt_cmdq *q)
 {
+	uint64_t missed = hwt__ratelimit_flush(&q->log_rl); /* the queue has no other user now */
+
+	if (missed)
+		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	pthread_mutex_destroy(&q->log_lock);
 	pthread_mutex_destroy(&q->info_lock);
 	free(q->mem);
 	free(q->valid);
@@ -204,6 +219,8 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_init(&q->info_lock, NULL);
+	pthread_mutex_init(&q->log_lock, NULL);
+	hwt__ratelimit_init(&q->log_rl, HWT__RATELIMIT_BURST, HWT__RATELIMIT_INTERVAL_NS);
 	q->dev = dev;
 	q->regs = hwt__bus_regs(dev);
 	cmdqs = hwt__reg_idr1(q->regs) >> HWT_SMMU_IDR1_CMDQS_SHIFT & HWT_SMMU_IDR1_CMDQS_MASK;

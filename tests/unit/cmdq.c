@@ -14,8 +14,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmdq/queue.h"
+#include "common/ratelimit.h"
 #include "common/time.h"
 
 /* ---- pointer arithmetic -------------------------------------------------- */
@@ -1021,3 +1023,87 @@ TEST(device_destroyed_before_its_queue)
 	hwt_cmdq_destroy(r.q);
 }
 
+/* Count the lines of a file that contain s. */
+static unsigned lines_with(FILE *f, const char *s)
+{
+	char line[512];
+	unsigned n = 0;
+
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, s) != NULL;
+	return n;
+}
+
+/*
+ * The default log (no hook: stderr) is rate-limited as the kernel's
+ * printk_ratelimit: 50 failed syncs in a row write at most the burst, and
+ * destroying the queue reports how many lines were suppressed.
+ */
+TEST(default_log_is_rate_limited)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	unsigned timeouts, suppressed;
+
+	ASSERT_TRUE(f && saved >= 0);
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.timeout_ns = 1000000; /* 1 ms */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	fflush(stderr);
+	ASSERT_TRUE(dup2(fileno(f), 2) == 2);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	hwt_cmdq_destroy(q);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	timeouts = lines_with(f, "CMD_SYNC timeout");
+	suppressed = lines_with(f, "suppressed");
+	TLOG("%u timeout lines, %u 'suppressed' lines for 50 failed syncs", timeouts, suppressed);
+	ASSERT_GT(timeouts, 0);
+	ASSERT_LE(timeouts, 10);
+	ASSERT_EQ(suppressed, 1);
+	fclose(f);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* The rate limit itself, with made-up times: a burst of 3 per 100 ns, the
+ * suppressed count said before the next line allowed, and flushed at the
+ * end. */
+TEST(ratelimit_allows_a_burst_per_interval)
+{
+	struct hwt__ratelimit rl;
+	uint64_t missed;
+
+	hwt__ratelimit_init(&rl, 3, 100);
+	for (uint64_t t = 1000; t < 1003; t++) {
+		ASSERT_TRUE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	for (uint64_t t = 1003; t < 1010; t++) {
+		ASSERT_FALSE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1099, &missed)); /* same interval */
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1100, &missed));  /* next one */
+	ASSERT_EQ(missed, 8);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1101, &missed));
+	ASSERT_EQ(missed, 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1102, &missed));
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1103, &missed));
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 1);
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 5000, &missed)); /* long after */
+	ASSERT_EQ(missed, 0);
+}
