@@ -142,6 +142,8 @@ struct hwt_cmdq_batch {
 	unsigned num;
 	struct hwt_cmdq_cmd cmds[HWT_CMDQ_BATCH_ENTRIES];
 };
+/* q NULL leaves the batch bound to no queue: add and submit return -EINVAL
+ * (as they do for a b->num beyond HWT_CMDQ_BATCH_ENTRIES). */
 HWT_API void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q);
 HWT_API int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b);

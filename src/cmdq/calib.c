@@ -72,6 +72,8 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	uint64_t msi, sev;
 	int err;
 
+	if (!q)
+		return -EINVAL;
 	if (!hwt__cmdq_msi_capable(q))
 		return -EOPNOTSUPP;
 	err = measure_modes(q, &msi, &sev);

@@ -606,6 +606,8 @@ int hwt_cmdq_sync(struct hwt_cmdq *q)
 
 void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
 {
+	if (!b)
+		return;
 	b->q = q;
 	b->num = 0;
 }
@@ -617,9 +619,12 @@ void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
  */
 int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
 {
-	bool quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
-	bool inserted = false;
+	bool quirk, inserted = false;
 	int err;
+
+	if (!b || !b->q || !cmd || b->num > HWT_CMDQ_BATCH_ENTRIES)
+		return -EINVAL;
+	quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
 
 	/* Full: flush without a sync (with one at 63 under the MMU-700
 	 * erratum). */
@@ -637,8 +642,11 @@ int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
 int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
 {
 	bool inserted = false;
-	int err = issue(b->q, b->cmds, b->num, true, &inserted);
+	int err;
 
+	if (!b || !b->q || b->num > HWT_CMDQ_BATCH_ENTRIES)
+		return -EINVAL;
+	err = issue(b->q, b->cmds, b->num, true, &inserted);
 	if (!err || inserted)
 		b->num = 0;
 	return err;

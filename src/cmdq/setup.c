@@ -95,6 +95,8 @@ static void gerror_irq(void *ctx)
 
 void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
 {
+	if (!q || !info)
+		return;
 	pthread_mutex_lock(&q->info_lock);
 	*info = q->info;
 	pthread_mutex_unlock(&q->info_lock);
@@ -102,6 +104,8 @@ void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
 
 void hwt_cmdq_options_default(struct hwt_cmdq_options *o)
 {
+	if (!o)
+		return;
 	memset(o, 0, sizeof(*o));
 	o->timeout_ns = 1000000000ull;
 	o->spin_ns = 10000;
@@ -111,6 +115,8 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 {
 	const char *env = getenv("HWTUNE_DISABLE_MSIPOLLING");
 
+	if (!value)
+		return -EINVAL;
 	if (!env)
 		return 0;
 	if (!strcmp(env, "0") || !strcmp(env, "1")) {
