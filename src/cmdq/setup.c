@@ -129,17 +129,16 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 }
 
 /*
- * Set CR0 to cr0 and wait (bounded by the queue's timeout) until the device
- * acknowledges this very write (CR0ACK echoes its count): A_ACK pairs with
- * the device's R_ACK.  A device that does not run acknowledges an enable
+ * Set CR0 to cr0 and wait, until deadline, for the device to acknowledge
+ * this very write (CR0ACK echoes its count): A_ACK pairs with the device's
+ * R_ACK.  A device that does not run acknowledges an enable
  * when it starts, and has nothing to acknowledge for a disable (CR0ACK is 0
  * while it is stopped).  -EINVAL: the device refused the enable (CMDQ_BASE
  * describes no queue it can read).
  */
-static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
+static int write_cr0(struct hwt_cmdq *q, uint32_t cr0, uint64_t deadline)
 {
 	struct hwt__backoff b = { 0 };
-	uint64_t deadline = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
 	uint32_t v = hwt__reg_write_cr0(q->regs, cr0), ack; /* R_CR0 */
 
 	while ((ack = hwt__reg_read_cr0ack(q->regs)) != v) { /* A_ACK */
@@ -158,13 +157,14 @@ static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
  * Disable the queue and give its memory back: after CR0.CMDQEN = 0 is
  * acknowledged, unmapping the queue (which the device refuses, under its
  * lock, while CR0ACK.CMDQEN is set) is what proves that no start racing us
- * re-enabled it.  -ETIMEDOUT: the device still holds the queue.
+ * re-enabled it.  One deadline, timeout_ns, for both.  -ETIMEDOUT: the
+ * device still holds the queue.
  */
 static int disable_and_unmap(struct hwt_cmdq *q)
 {
 	struct hwt__backoff b = { 0 };
 	uint64_t deadline = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
-	int err = write_cr0(q, 0);
+	int err = write_cr0(q, 0, deadline);
 
 	while (!err && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
 		if (hwt__now_ns() > deadline)
@@ -274,7 +274,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	 * (PROD and CONS may be written while the queue is disabled), at
 	 * CMDQ_BASE = DMA address | LOG2SIZE; then the enable handshake. */
 	hwt__reg_reset_queue(q->regs, q->iova | shift);
-	err = write_cr0(q, HWT_SMMU_CR0_CMDQEN);
+	err = write_cr0(q, HWT_SMMU_CR0_CMDQEN, hwt__deadline_after(hwt__now_ns(), q->timeout_ns));
 	if (err) {
 		hwt__cmdq_log(q, "CMDQ enable not acknowledged");
 		if (disable_and_unmap(q)) {
