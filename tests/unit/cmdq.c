@@ -322,10 +322,26 @@ TEST(invalidation_visible_after_sync_cons)
 
 /* ---- timeouts and a stopped device ---------------------------------------------- */
 
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* Resume a paused device: the queue drains and works again, over laps. */
+static void resume_and_sync(struct rig *r)
+{
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	for (int i = 0; i < 300; i++)
+		ASSERT_OK(hwt_cmdq_sync(r->q));
+}
+
 static void times_out(bool disable_msi)
 {
 	const uint64_t timeout = 200000000; /* 200 ms */
-	struct timespec a, b;
+	struct timespec a;
 	double ms;
 	struct rig r;
 
@@ -334,16 +350,12 @@ static void times_out(bool disable_msi)
 	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	ms = ms_since(&a);
 	TLOG("timed out after %.1f ms (deadline 200 ms)", ms);
 	ASSERT_TRUE(ms >= 200.0);
 	ASSERT_TRUE(ms <= 220.0 * hwt_test_scale());
 	ASSERT_TRUE(logged(&r.log, "CMD_SYNC timeout at 0x"));
-	/* resumed, the queue drains and works again */
-	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
-	for (int i = 0; i < 300; i++)
-		ASSERT_OK(hwt_cmdq_sync(r.q));
+	resume_and_sync(&r);
 	rig_down(&r);
 }
 
@@ -759,14 +771,6 @@ TEST_TIMEOUT(huge_timeouts_saturate, 30)
 	hwt_smmu_dev_destroy(dev);
 }
 
-static double ms_since(const struct timespec *a)
-{
-	struct timespec b;
-
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
-}
-
 /*
  * One deadline per call.  The device consumed 100 commands and was paused;
  * a CMD_SYNC waiter W keeps the shadow cons frozen at 0, so a call of 100
@@ -810,9 +814,7 @@ static void one_deadline_per_call(bool disable_msi)
 	ASSERT_EQ(w.result, -ETIMEDOUT);
 	ASSERT_TRUE(ms >= 200.0);
 	ASSERT_TRUE(ms <= 300.0 * hwt_test_scale());
-	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
-	for (int i = 0; i < 300; i++)
-		ASSERT_OK(hwt_cmdq_sync(r.q));
+	resume_and_sync(&r);
 	rig_down(&r);
 }
 
