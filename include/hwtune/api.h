@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* What every public header needs: the export marker and C++ linkage. */
+/* What every public header needs: the export marker and C++ linkage.  The
+ * conventions every exported function follows (return values, NULL
+ * pointers) are stated once, in <hwtune/hwtune.h>. */
 #ifndef HWTUNE_API_H
 #define HWTUNE_API_H
 

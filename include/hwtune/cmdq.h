@@ -9,7 +9,7 @@
  *   hwt_cmdq_create(&q, dev, &opts);     maps queue memory, writes CMDQ_BASE
  *   hwt_smmu_dev_start(dev);
  *   hwt_cmdq_issue(q, cmds, n, true);    any number of threads
- *   hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);
+ *   hwt_cmdq_destroy(q); hwt_smmu_dev_destroy(dev);   queue first, then device
  *
  * A queue is attached to one device (a second create on it gets -EBUSY
  * until the first queue is destroyed) and may be created before the device
@@ -27,8 +27,13 @@
  * advertises MSI and COHACC and disable_msipolling is off; otherwise the
  * waiter polls CONS, sleeping until the device's SEV.  With auto_poll the
  * queue measures both on first use and keeps the faster (only when MSI is
- * possible at all).  The mode is fixed per queue: mixing MSI and CONS
- * waiters on one queue is unsafe.
+ * possible at all); other threads' first calls wait for that measurement.
+ * A first use that cannot measure (the device paused, stopped or not yet
+ * started) returns the measurement's error (-ETIMEDOUT, -ENODEV) and
+ * inserts nothing, as do the calls that waited for it; the queue stays
+ * unmeasured (hwt_cmdq_info says so) and the next use measures again.  The
+ * mode is fixed per queue once measured: mixing MSI and CONS waiters on one
+ * queue is unsafe.
  */
 #ifndef HWTUNE_CMDQ_H
 #define HWTUNE_CMDQ_H
@@ -51,9 +56,15 @@ struct hwt_cmdq_options {
 	bool disable_msipolling; /* as arm_smmu_v3.disable_msipolling=1 */
 	bool auto_poll;          /* measure MSI vs CONS polling on first use */
 	bool force_sync_at_63;   /* MMU-700 erratum 2812531: batches sync at 63 */
-	uint64_t timeout_ns;     /* every wait's deadline (default 1 s) */
+	/* How long one call may wait on the device, all its waits together
+	 * (default 1 s).  0 is refused (-EINVAL at create).  A value whose
+	 * deadline would overflow, UINT64_MAX say, means no deadline. */
+	uint64_t timeout_ns;
 	uint64_t spin_ns;        /* spin before sleeping in a wait (default 10 us) */
-	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."); NULL: stderr. */
+	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."): gets every
+	 * message.  NULL: stderr, rate-limited as the kernel's printk_ratelimit,
+	 * at most 10 lines per 5 s per queue, then "N messages suppressed"
+	 * before the next line allowed (and when the queue is destroyed). */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
 };
@@ -63,10 +74,11 @@ struct hwt_cmdq_options {
 HWT_API void hwt_cmdq_options_default(struct hwt_cmdq_options *opts);
 
 /*
- * HWTUNE_DISABLE_MSIPOLLING, as arm_smmu_v3.disable_msipolling=: 0 if unset
- * or empty; 1 if "1" or "0" (then *value is the setting); -EINVAL for
- * anything else (then *bad, if non-NULL, points at the bad word).  Callers
- * apply it to disable_msipolling unless the user said otherwise.
+ * HWTUNE_DISABLE_MSIPOLLING, as arm_smmu_v3.disable_msipolling=: 0 if unset;
+ * 1 if "1" or "0" (then *value is the setting); -EINVAL for any other value,
+ * the empty string included (then *bad, if non-NULL, points at the bad
+ * word), as the kernel refuses "disable_msipolling=".  Callers apply it to
+ * disable_msipolling unless the user said otherwise.
  */
 HWT_API int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad);
 
@@ -74,7 +86,7 @@ HWT_API int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad);
  * Create a queue on dev: attaches to it, allocates and maps queue memory,
  * resets PROD and CONS to 0, writes CMDQ_BASE and sets CR0.CMDQEN (waiting
  * for CR0ACK if the device runs).  -EINVAL bad options (queue size out of
- * range), -EBUSY the device has a queue, -ENOMEM, -ENOSPC no DMA window
+ * range, timeout_ns 0), -EBUSY the device has a queue, -ENOMEM, -ENOSPC no DMA window
  * left, -ETIMEDOUT a running device did not acknowledge the enable.
  * hwt_cmdq_destroy() clears CR0.CMDQEN and waits (at most timeout_ns) for the
  * device to acknowledge before it frees queue memory; a device that never
@@ -95,7 +107,12 @@ struct hwt_cmdq_cmd {
  * sync.  n + sync must be at most the queue size.
  * 0 on success (with sync: every command issued before it by this thread
  * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
- * within timeout_ns), -ENODEV (the device stopped).
+ * within timeout_ns), -ENODEV (the device stopped).  timeout_ns bounds the
+ * whole call: its waits on the device (for space, then for its CMD_SYNC)
+ * share one deadline, timeout_ns after the first of them began.  Waits on
+ * other threads of this process (a queue owner handing over, another
+ * thread's auto_poll measurement) are not counted: those finish once they
+ * run, each of their own waits on the device bounded.
  */
 HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n,
 			   bool sync);
@@ -103,13 +120,30 @@ HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cm
 HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
-/* Up to 64 commands gathered by one thread: add flushes without a sync when
- * full; submit issues the rest with a sync. */
+/*
+ * Up to 64 commands gathered by one thread: add flushes the batch without a
+ * sync when it is full (with one at 63 under force_sync_at_63), then adds
+ * cmd; submit issues what the batch holds with a CMD_SYNC.  Errors are
+ * those of hwt_cmdq_issue().
+ *
+ * What a failed add or submit leaves behind: add has not added cmd, and in
+ * both b->cmds[0 .. b->num) are exactly the commands not inserted into the
+ * queue.
+ * - The flush (or submit) inserted nothing (no space in time, the device
+ *   stopped): the batch is as it was.
+ * - Its commands went into the queue and only its CMD_SYNC did not
+ *   complete (submit, or a flush under force_sync_at_63): they may still
+ *   execute, so the batch no longer holds them (b->num is 0).
+ * Calling add again with the same cmd, or submit, thus retries only what
+ * was not inserted; hwt_cmdq_batch_init() drops it.
+ */
 struct hwt_cmdq_batch {
 	struct hwt_cmdq *q;
 	unsigned num;
 	struct hwt_cmdq_cmd cmds[HWT_CMDQ_BATCH_ENTRIES];
 };
+/* q NULL leaves the batch bound to no queue: add and submit return -EINVAL
+ * (as they do for a b->num beyond HWT_CMDQ_BATCH_ENTRIES). */
 HWT_API void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q);
 HWT_API int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b);

@@ -13,7 +13,8 @@
  *
  * Lifecycle:  config_default -> (edit) -> create -> start -> stop -> destroy;
  * a queue may be created and destroyed on it before start or while it runs
- * (one queue at a time).  Test and observer functions (pause, fault
+ * (one queue at a time), and is destroyed before the device (see
+ * hwt_smmu_dev_destroy for the other order).  Test and observer functions (pause, fault
  * injection, the cache models) are in <hwtune/smmu_model.h>.
  * Every function returns 0 or a negative errno unless stated otherwise.
  */
@@ -134,7 +135,12 @@ HWT_API int hwt_smmu_dev_start(struct hwt_smmu_dev *dev);
 /* The consumer exits; then CR0ACK.CMDQEN = 0 and an SEV, so waiters notice
  * (-ENODEV).  Idempotent.  start may be called again afterwards. */
 HWT_API int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev);
-/* stop, then free.  NULL is ignored. */
+/*
+ * stop, then free.  Destroy the device's queue first (hwt_cmdq_destroy).
+ * If a queue is still attached the device stops at once (the queue's calls
+ * fail with -ENODEV) and its memory is freed when that queue is destroyed;
+ * the device itself must not be used after this call either way.
+ */
 HWT_API void hwt_smmu_dev_destroy(struct hwt_smmu_dev *dev);
 
 /* ---- Statistics --------------------------------------------------------- */

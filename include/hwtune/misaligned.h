@@ -127,7 +127,7 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r);
 
 /* hwprobe's set rule over CPUs with status 0: all equal gives that value,
- * any difference (or none) gives UNKNOWN. */
+ * any difference (or none) gives UNKNOWN.  -EINVAL: cpu NULL with n > 0. */
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n);
 
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */

@@ -194,8 +194,9 @@ HWT_API int hwt_smmu_field_layout(unsigned op, enum hwt_smmu_field f, unsigned *
  * Notes on the functions above.
  * - Byte order: dw[] is host order.  Queue memory holds little-endian
  *   dwords: store htole64(dw[i]), load le64toh(slot[i]).
- * - decode writes c->op (also on error), c->has (0 on error) and f[] of the
- *   opcode's own fields; the other f[] entries are left as they were.
+ * - decode writes c->op (also on error, but not for a NULL argument),
+ *   c->has (0 on error) and f[] of the opcode's own fields; the other f[]
+ *   entries are left as they were.
  *   Reserved bits are every bit outside [7:0] and the opcode's fields (so
  *   SSec, dw0 bit 10, is rejected: the device reports CERROR_ILL for it).
  * - encode writes dw[] only on success; fields the opcode has but c->has

@@ -3,9 +3,14 @@
  * Auto mode: measure empty-queue CMD_SYNC with MSI polling and with CONS
  * polling on the queue itself, and keep the faster.  Runs on first use (one
  * issuer measures, the others wait) or when hwt_cmdq_calibrate() is called.
+ * A first use whose measurement fails (the device paused or stopped) puts
+ * the state back to CALIB_PENDING: that call and those that waited for it
+ * return the error, and the next use measures again.
  *
- * R_CALIB/A_CALIB: the chosen mode (q->msipoll) is published by the store
- * of CALIB_DONE; issuers load calib with acquire before they insert.
+ * R_CALIB/A_CALIB: the mode (q->msipoll: chosen, or restored after a failed
+ * measurement) and calib_err are published by the release store of
+ * CALIB_DONE or CALIB_PENDING; issuers load calib with acquire before they
+ * insert, and the CAS that starts a new attempt acquires too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,10 +43,10 @@ static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns)
 			uint64_t t0;
 
 			q->msipoll = m == 0;
-			err = hwt__cmdq_insert(q, NULL, 0, true); /* warm the path */
+			err = hwt__cmdq_insert(q, NULL, 0, true, NULL); /* warm the path */
 			t0 = hwt__now_ns();
 			for (int i = 0; i < CALIB_SYNCS && !err; i++)
-				err = hwt__cmdq_insert(q, NULL, 0, true);
+				err = hwt__cmdq_insert(q, NULL, 0, true, NULL);
 			t[m][r] = (hwt__now_ns() - t0) / CALIB_SYNCS;
 		}
 	}
@@ -67,6 +72,8 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	uint64_t msi, sev;
 	int err;
 
+	if (!q)
+		return -EINVAL;
 	if (!hwt__cmdq_msi_capable(q))
 		return -EOPNOTSUPP;
 	err = measure_modes(q, &msi, &sev);
@@ -93,23 +100,37 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	return 0;
 }
 
-void hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
+int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 {
 	uint32_t st = CALIB_PENDING;
 	struct hwt__backoff b = { 0 };
 
+	/* A_CALIB: a failed attempt's R_CALIB (its restored q->msipoll). */
 	if (atomic_compare_exchange_strong_explicit(&q->calib, &st, CALIB_RUNNING,
 						    memory_order_acquire, memory_order_acquire)) {
-		int err = hwt_cmdq_calibrate(q);
+		int err = hwt_cmdq_calibrate(q); /* on success: CALIB_DONE (R_CALIB) */
 
 		if (err) {
-			hwt__cmdq_log(q, "auto polling: measurement failed (%s), keeping %s polling",
-				 strerror(-err), q->msipoll ? "MSI" : "CONS");
-			atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
+			hwt__cmdq_log(q, "auto polling: measurement failed (%s): %s polling until a "
+					 "later use measures", strerror(-err), q->msipoll ? "MSI" : "CONS");
+			pthread_mutex_lock(&q->info_lock);
+			snprintf(q->info.reason, sizeof(q->info.reason),
+				 "auto: not measured yet (the last try failed: %s; the next use "
+				 "measures)", strerror(-err));
+			pthread_mutex_unlock(&q->info_lock);
+			atomic_store_explicit(&q->calib_err, err, memory_order_relaxed);
+			/* R_CALIB: pairs with A_CALIB; the next use measures again. */
+			atomic_store_explicit(&q->calib, CALIB_PENDING, memory_order_release);
 		}
-		return;
+		return err;
 	}
-	while (atomic_load_explicit(&q->calib, memory_order_acquire) != CALIB_DONE) /* A_CALIB */
+	/* Another issuer measures (RUNNING) or has (DONE): wait for it, a live
+	 * thread whose every wait on the device is bounded. */
+	while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == CALIB_RUNNING) /* A_CALIB */
 		hwt__backoff_wait(&b);
+	if (st == CALIB_DONE)
+		return 0;
+	/* PENDING again: the measurement we waited for failed. */
+	return atomic_load_explicit(&q->calib_err, memory_order_relaxed);
 }
 

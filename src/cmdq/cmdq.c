@@ -40,7 +40,8 @@
  *   R_CONS (device)/A_CONS        device executed -> CONS waiter, and
  *                                 -> space refresher (then R_LLQ)
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
- *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done -> issuers
+ *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done (or failed,
+ *                                 the mode restored) -> issuers
  *
  * Setup, options and the GERROR handler are in setup.c, auto mode in
  * calib.c; the device is reached through smmu/bus.h only.
@@ -105,20 +106,35 @@ void hwt__backoff_wait(struct hwt__backoff *b)
 }
 
 /*
- * A wait on the device: bounded by a deadline (taken at the first slow
- * step, so the fast path reads no clock).  Spins for spin_ns, then sleeps:
- * on the SEV event word when the device signals events for this wait, else
- * with a growing nanosleep.  `waiting` re-checks the condition for the
- * event sleep (see hwt__reg_wait_event).
+ * The waits of one call on the device (for space, then for its CMD_SYNC):
+ * one deadline for them all, taken at the call's first slow step (so the
+ * fast path reads no clock), so that a call gives up timeout_ns after it
+ * first waited however its waits add up.  Each wait spins for spin_ns from
+ * its own first slow step, then sleeps: on the SEV event word when the
+ * device signals events for this wait, else with a growing nanosleep.
+ * `waiting` re-checks the condition for the event sleep (see
+ * hwt__reg_wait_event).
  */
 struct devwait {
 	struct hwt_cmdq *q;
-	uint64_t start, deadline; /* 0 until the first slow step */
+	uint64_t deadline;     /* the call's; 0 until its first slow step */
+	uint64_t start;        /* this wait's first slow step; 0 until then */
 	uint64_t sleep_ns;
-	unsigned polls, every;    /* read the clock every `every + 1` polls */
+	unsigned polls, every; /* read the clock every `every + 1` polls */
 	bool (*waiting)(void *arg);
 	void *arg;
 };
+
+/* The call's next wait: its own spin and sleep phases, the call's deadline. */
+static void devwait_next(struct devwait *w, unsigned every, bool (*waiting)(void *arg), void *arg)
+{
+	w->start = 0;
+	w->sleep_ns = 0;
+	w->polls = 0;
+	w->every = every;
+	w->waiting = waiting;
+	w->arg = arg;
+}
 
 /* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
 static int devwait_step(struct devwait *w, bool use_events)
@@ -131,10 +147,10 @@ static int devwait_step(struct devwait *w, bool use_events)
 		return 0;
 	}
 	now = hwt__now_ns();
-	if (!w->deadline) {
+	if (!w->deadline)
+		w->deadline = hwt__deadline_after(now, q->timeout_ns);
+	if (!w->start)
 		w->start = now;
-		w->deadline = now + q->timeout_ns;
-	}
 	if (now >= w->deadline)
 		return -ETIMEDOUT;
 	if (!hwt__reg_cmdq_enabled(q->regs))
@@ -206,8 +222,9 @@ static bool space_waiting(void *arg)
  * Wait until k entries are free; *llq receives the shadow that has them.
  * Each step, if no CMD_SYNC waiter is registered and the device moved,
  * refreshes the shadow cons by registering and leaving like a waiter;
- * otherwise the last waiter out refreshes it.  One deadline for the whole
- * insertion.
+ * otherwise the last waiter out refreshes it.  w is the call's: one
+ * deadline for the whole insertion (every space wait of its reservation
+ * loop, then its CMD_SYNC wait).
  */
 static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
 {
@@ -353,12 +370,14 @@ static bool sync_waiting(void *arg)
 }
 
 /* CONS polling: wait until the device's CONS has passed the sync. */
-static int poll_until_consumed(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t *cons)
+static int poll_until_consumed(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod,
+			       uint32_t *cons)
 {
 	struct sync_wait sw = { q, sync_prod };
-	/* hwt__wait_change32 already spins: read the clock on every step */
-	struct devwait w = { .q = q, .every = 0, .waiting = sync_waiting, .arg = &sw };
 	int err;
+
+	/* hwt__wait_change32 already spins: read the clock on every step */
+	devwait_next(w, 0, sync_waiting, &sw);
 
 	for (;;) {
 		uint32_t raw = hwt__reg_read_cons(q->regs); /* A_CONS: pairs with R_CONS */
@@ -370,23 +389,24 @@ static int poll_until_consumed(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t 
 		 * elsewhere a short spin); a change needs no deadline check. */
 		if (hwt__reg_wait_cons_change(q->regs, raw) != raw)
 			continue;
-		err = devwait_step(&w, q->sev);
+		err = devwait_step(w, q->sev);
 		if (err)
 			return err;
 	}
 }
 
 /* MSI polling: wait until the device's MSI write zeroes the sync's slot. */
-static int poll_until_msi(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t *cons)
+static int poll_until_msi(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod,
+			  uint32_t *cons)
 {
 	_Atomic uint32_t *word = (_Atomic uint32_t *)(q->mem + 2 * hwt__q_idx(q->shift, sync_prod));
-	struct devwait w = { .q = q, .every = 63 };
 	int err;
 
+	devwait_next(w, 63, NULL, NULL);
 	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
 	 * to the sync before writing, so everything before it has executed. */
 	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
-		err = devwait_step(&w, false);
+		err = devwait_step(w, false);
 		if (err)
 			return err;
 	}
@@ -398,11 +418,12 @@ static int poll_until_msi(struct hwt_cmdq *q, uint32_t sync_prod, uint32_t *cons
 	return 0;
 }
 
-static int wait_for_sync(struct hwt_cmdq *q, uint32_t sync_prod)
+/* w: the call's waits, whose deadline a space wait may already have set. */
+static int wait_for_sync(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod)
 {
 	uint32_t cons = 0;
-	int err = q->msipoll ? poll_until_msi(q, sync_prod, &cons)
-			     : poll_until_consumed(q, sync_prod, &cons);
+	int err = q->msipoll ? poll_until_msi(q, w, sync_prod, &cons)
+			     : poll_until_consumed(q, w, sync_prod, &cons);
 
 	if (err) {
 		hwt__cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
@@ -435,10 +456,12 @@ uint64_t hwt_cmdq_thread_cas_retries(void)
  * - One call's commands are contiguous in the queue; calls are totally
  *   ordered by their reservation.
  */
-int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync)
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
+		     bool *inserted)
 {
 	const unsigned shift = q->shift;
-	struct devwait w = { .q = q, .every = 63 }; /* the space wait: a clock read per 64 polls */
+	/* The call's waits: first for space, a clock read per 64 polls. */
+	struct devwait w = { .q = q, .every = 63 };
 	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
@@ -479,6 +502,8 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 			break;
 		cas_retries++;
 	}
+	if (inserted)
+		*inserted = true; /* from here on the commands will reach the device */
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
@@ -530,15 +555,17 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		atomic_store_explicit(&q->owner_prod, prod, memory_order_release);
 	}
 
-	/* 5. Wait for our CMD_SYNC. */
+	/* 5. Wait for our CMD_SYNC, by the deadline of the whole call. */
 	if (sync)
-		return wait_for_sync(q, hwt__q_inc(shift, sprod, n));
+		return wait_for_sync(q, &w, hwt__q_inc(shift, sprod, n));
 	return 0;
 }
 
 /* --- public API ------------------------------------------------------------ */
 
-int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
+/* hwt_cmdq_issue, also saying whether the commands went into the queue. */
+static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync,
+		 bool *inserted)
 {
 	uint32_t calib;
 
@@ -548,9 +575,18 @@ int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned
 		return 0;
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
-	if (calib == CALIB_PENDING || calib == CALIB_RUNNING)
-		hwt__cmdq_calibrate_first_use(q);
-	return hwt__cmdq_insert(q, cmds, n, sync);
+	if (calib == CALIB_PENDING || calib == CALIB_RUNNING) {
+		int err = hwt__cmdq_calibrate_first_use(q);
+
+		if (err)
+			return err; /* nothing inserted; a later use measures */
+	}
+	return hwt__cmdq_insert(q, cmds, n, sync, inserted);
+}
+
+int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
+{
+	return issue(q, cmds, n, sync, NULL);
 }
 
 int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
@@ -570,30 +606,49 @@ int hwt_cmdq_sync(struct hwt_cmdq *q)
 
 void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
 {
+	if (!b)
+		return;
 	b->q = q;
 	b->num = 0;
 }
 
+/*
+ * A failed flush or submit leaves in the batch exactly the commands that
+ * were not inserted (cmdq.h): all of them if it failed before reserving,
+ * none if they went into the queue and only the CMD_SYNC failed.
+ */
 int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
 {
-	bool quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
-	int err = 0;
+	bool quirk, inserted = false;
+	int err;
+
+	if (!b || !b->q || !cmd || b->num > HWT_CMDQ_BATCH_ENTRIES)
+		return -EINVAL;
+	quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
 
 	/* Full: flush without a sync (with one at 63 under the MMU-700
-	 * erratum).  On error the flushed commands are lost: reported here. */
+	 * erratum). */
 	if (quirk || b->num == HWT_CMDQ_BATCH_ENTRIES) {
-		err = hwt_cmdq_issue(b->q, b->cmds, b->num, quirk);
-		b->num = 0;
+		err = issue(b->q, b->cmds, b->num, quirk, &inserted);
+		if (!err || inserted)
+			b->num = 0;
+		if (err)
+			return err; /* cmd not added */
 	}
 	b->cmds[b->num++] = *cmd;
-	return err;
+	return 0;
 }
 
 int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
 {
-	int err = hwt_cmdq_issue(b->q, b->cmds, b->num, true);
+	bool inserted = false;
+	int err;
 
-	b->num = 0;
+	if (!b || !b->q || b->num > HWT_CMDQ_BATCH_ENTRIES)
+		return -EINVAL;
+	err = issue(b->q, b->cmds, b->num, true, &inserted);
+	if (!err || inserted)
+		b->num = 0;
 	return err;
 }
 

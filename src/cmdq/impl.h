@@ -17,8 +17,11 @@
 
 #include "cmdq/queue.h"
 #include "common/cacheline.h"
+#include "common/ratelimit.h"
 #include "smmu/bus.h"
 
+/* auto_poll (calib.c): NONE (no auto mode) or PENDING -> RUNNING (one issuer
+ * measures) -> DONE, or back to PENDING when the measurement failed. */
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 
 struct hwt_cmdq {
@@ -27,6 +30,7 @@ struct hwt_cmdq {
 	alignas(HWT__CACHELINE) _Atomic uint64_t llq;
 	alignas(HWT__CACHELINE) _Atomic uint32_t owner_prod;
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
+	_Atomic int calib_err; /* the last failed measurement's error (relaxed: R_CALIB) */
 
 	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
 	 * which has the queue to itself). */
@@ -45,6 +49,8 @@ struct hwt_cmdq {
 	void *log_ctx;
 	pthread_mutex_t info_lock; /* info: read by anyone, rewritten by calibration */
 	struct hwt_cmdq_info info;
+	pthread_mutex_t log_lock;  /* log_rl: producers and the device's GERROR handler log */
+	struct hwt__ratelimit log_rl; /* the default log's (stderr, no hook) */
 };
 
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
@@ -70,10 +76,16 @@ struct hwt__backoff {
 };
 void hwt__backoff_wait(struct hwt__backoff *b);
 
-/* The insertion itself (cmdq.c), without argument checks or calibration. */
-int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync);
-/* Auto mode's first use (calib.c): one thread measures, the others wait. */
-void hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
+/* The insertion itself (cmdq.c), without argument checks or calibration.
+ * *inserted (if non-NULL) is set once the entries are reserved: an error
+ * after that (the CMD_SYNC wait) leaves the commands in the queue, an error
+ * before it (the space wait) inserted nothing. */
+int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
+		     bool *inserted);
+/* Auto mode's first use (calib.c): one thread measures, the others wait.
+ * 0, or the error of the measurement this call ran or waited for (then the
+ * queue stays unmeasured and a later use tries again). */
+int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
 /* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC. */
 bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q);
 

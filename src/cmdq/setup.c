@@ -14,18 +14,28 @@
 #include "cmdq/impl.h"
 #include "common/time.h"
 
+/* A hook gets every message; stderr gets them rate-limited (ratelimit.h). */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
 {
+	uint64_t missed;
 	char msg[256];
 	va_list ap;
+	bool ok;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (q->log)
+	if (q->log) {
 		q->log(q->log_ctx, msg);
-	else
+		return;
+	}
+	pthread_mutex_lock(&q->log_lock);
+	ok = hwt__ratelimit_allow(&q->log_rl, hwt__now_ns(), &missed);
+	if (missed)
+		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	if (ok)
 		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
+	pthread_mutex_unlock(&q->log_lock);
 }
 
 
@@ -85,6 +95,8 @@ static void gerror_irq(void *ctx)
 
 void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
 {
+	if (!q || !info)
+		return;
 	pthread_mutex_lock(&q->info_lock);
 	*info = q->info;
 	pthread_mutex_unlock(&q->info_lock);
@@ -92,6 +104,8 @@ void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
 
 void hwt_cmdq_options_default(struct hwt_cmdq_options *o)
 {
+	if (!o)
+		return;
 	memset(o, 0, sizeof(*o));
 	o->timeout_ns = 1000000000ull;
 	o->spin_ns = 10000;
@@ -101,7 +115,9 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 {
 	const char *env = getenv("HWTUNE_DISABLE_MSIPOLLING");
 
-	if (!env || !*env)
+	if (!value)
+		return -EINVAL;
+	if (!env)
 		return 0;
 	if (!strcmp(env, "0") || !strcmp(env, "1")) {
 		*value = env[0] == '1';
@@ -113,17 +129,16 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 }
 
 /*
- * Set CR0 to cr0 and wait (bounded by the queue's timeout) until the device
- * acknowledges this very write (CR0ACK echoes its count): A_ACK pairs with
- * the device's R_ACK.  A device that does not run acknowledges an enable
+ * Set CR0 to cr0 and wait, until deadline, for the device to acknowledge
+ * this very write (CR0ACK echoes its count): A_ACK pairs with the device's
+ * R_ACK.  A device that does not run acknowledges an enable
  * when it starts, and has nothing to acknowledge for a disable (CR0ACK is 0
  * while it is stopped).  -EINVAL: the device refused the enable (CMDQ_BASE
  * describes no queue it can read).
  */
-static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
+static int write_cr0(struct hwt_cmdq *q, uint32_t cr0, uint64_t deadline)
 {
 	struct hwt__backoff b = { 0 };
-	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
 	uint32_t v = hwt__reg_write_cr0(q->regs, cr0), ack; /* R_CR0 */
 
 	while ((ack = hwt__reg_read_cr0ack(q->regs)) != v) { /* A_ACK */
@@ -142,13 +157,14 @@ static int write_cr0(struct hwt_cmdq *q, uint32_t cr0)
  * Disable the queue and give its memory back: after CR0.CMDQEN = 0 is
  * acknowledged, unmapping the queue (which the device refuses, under its
  * lock, while CR0ACK.CMDQEN is set) is what proves that no start racing us
- * re-enabled it.  -ETIMEDOUT: the device still holds the queue.
+ * re-enabled it.  One deadline, timeout_ns, for both.  -ETIMEDOUT: the
+ * device still holds the queue.
  */
 static int disable_and_unmap(struct hwt_cmdq *q)
 {
 	struct hwt__backoff b = { 0 };
-	uint64_t deadline = hwt__now_ns() + q->timeout_ns;
-	int err = write_cr0(q, 0);
+	uint64_t deadline = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
+	int err = write_cr0(q, 0, deadline);
 
 	while (!err && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
 		if (hwt__now_ns() > deadline)
@@ -177,6 +193,11 @@ static void set_reason(struct hwt_cmdq *q, const struct hwt_cmdq_options *opts)
 
 static void free_queue(struct hwt_cmdq *q)
 {
+	uint64_t missed = hwt__ratelimit_flush(&q->log_rl); /* the queue has no other user now */
+
+	if (missed)
+		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	pthread_mutex_destroy(&q->log_lock);
 	pthread_mutex_destroy(&q->info_lock);
 	free(q->mem);
 	free(q->valid);
@@ -198,10 +219,14 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 		hwt_cmdq_options_default(&def);
 		opts = &def;
 	}
+	if (!opts->timeout_ns)
+		return -EINVAL; /* "don't wait" or "wait forever"?  Neither is offered */
 	q = hwt__zalloc_lines(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_init(&q->info_lock, NULL);
+	pthread_mutex_init(&q->log_lock, NULL);
+	hwt__ratelimit_init(&q->log_rl, HWT__RATELIMIT_BURST, HWT__RATELIMIT_INTERVAL_NS);
 	q->dev = dev;
 	q->regs = hwt__bus_regs(dev);
 	cmdqs = hwt__reg_idr1(q->regs) >> HWT_SMMU_IDR1_CMDQS_SHIFT & HWT_SMMU_IDR1_CMDQS_MASK;
@@ -223,7 +248,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 		return -ENOMEM;
 	}
 	memset(q->mem, 0, bytes);
-	q->timeout_ns = opts->timeout_ns ? opts->timeout_ns : 1000000000ull;
+	q->timeout_ns = opts->timeout_ns;
 	q->spin_ns = opts->spin_ns;
 	q->force_sync_at_63 = opts->force_sync_at_63;
 	q->log = opts->log;
@@ -235,6 +260,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	q->info.msipolling = q->msipoll;
 	set_reason(q, opts);
 	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
+	atomic_init(&q->calib_err, 0);
 
 	err = hwt__bus_attach(dev, q, gerror_irq, q);
 	if (err) {
@@ -248,7 +274,7 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	 * (PROD and CONS may be written while the queue is disabled), at
 	 * CMDQ_BASE = DMA address | LOG2SIZE; then the enable handshake. */
 	hwt__reg_reset_queue(q->regs, q->iova | shift);
-	err = write_cr0(q, HWT_SMMU_CR0_CMDQEN);
+	err = write_cr0(q, HWT_SMMU_CR0_CMDQEN, hwt__deadline_after(hwt__now_ns(), q->timeout_ns));
 	if (err) {
 		hwt__cmdq_log(q, "CMDQ enable not acknowledged");
 		if (disable_and_unmap(q)) {

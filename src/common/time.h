@@ -14,6 +14,13 @@ static inline uint64_t hwt__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* now + ns, saturating: a deadline never wraps into the past; a timeout
+ * that would overflow (UINT64_MAX, say) gives UINT64_MAX, never reached. */
+static inline uint64_t hwt__deadline_after(uint64_t now, uint64_t ns)
+{
+	return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
+
 static inline void hwt__sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };

@@ -25,6 +25,8 @@ _Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit 
 
 void hwt_smmu_dev_config_default(struct hwt_smmu_dev_config *cfg)
 {
+	if (!cfg)
+		return;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->idr0 = HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC;
 	cfg->cmdqs = 8;
@@ -271,7 +273,8 @@ int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_con
 
 void hwt_smmu_dev_get_config(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev_config *cfg)
 {
-	*cfg = dev->cfg;
+	if (dev && cfg)
+		*cfg = dev->cfg;
 }
 
 struct hwt__smmu_regs *hwt__bus_regs(struct hwt_smmu_dev *dev)
@@ -318,8 +321,16 @@ int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*
 	return err;
 }
 
+static void dev_free(struct hwt_smmu_dev *dev)
+{
+	hwt__model_destroy(&dev->model);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 {
+	bool last = false;
 	int err = 0;
 
 	pthread_mutex_lock(&dev->lock);
@@ -330,8 +341,11 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 	} else {
 		set_gerror_line(dev, NULL, NULL);
 		dev->owner = NULL;
+		last = dev->destroyed;
 	}
 	pthread_mutex_unlock(&dev->lock);
+	if (last)
+		dev_free(dev); /* hwt_smmu_dev_destroy() left it to us */
 	return err;
 }
 
@@ -343,6 +357,8 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	uint32_t cr0;
 	int err;
 
+	if (!dev)
+		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	if (dev->running) {
 		err = -EBUSY;
@@ -414,6 +430,8 @@ int hwt_smmu_dev_pause(struct hwt_smmu_dev *dev)
 {
 	int err = 0;
 
+	if (!dev)
+		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	atomic_fetch_or_explicit(&dev->ctl, HWT__CTL_PAUSE, memory_order_seq_cst);
 	if (dev->running)
@@ -426,6 +444,8 @@ int hwt_smmu_dev_resume(struct hwt_smmu_dev *dev)
 {
 	int err = 0;
 
+	if (!dev)
+		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_PAUSE, memory_order_seq_cst);
 	/* Wait for the consumer to leave park(), so that a following pause()
@@ -438,6 +458,8 @@ int hwt_smmu_dev_resume(struct hwt_smmu_dev *dev)
 
 int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 {
+	if (!dev)
+		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	if (dev->running) {
 		atomic_fetch_or_explicit(&dev->ctl, HWT__CTL_STOP, memory_order_seq_cst);
@@ -458,20 +480,33 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 	return 0;
 }
 
+/*
+ * With a queue still attached the registers and DMA map stay in use by it
+ * (its calls see the stopped device and fail with -ENODEV; its destroy
+ * disables, unmaps and detaches): the detach frees the device.  The lock
+ * decides which of the two is last.
+ */
 void hwt_smmu_dev_destroy(struct hwt_smmu_dev *dev)
 {
+	bool owned;
+
 	if (!dev)
 		return;
 	hwt_smmu_dev_stop(dev);
-	hwt__model_destroy(&dev->model);
-	pthread_mutex_destroy(&dev->lock);
-	free(dev);
+	pthread_mutex_lock(&dev->lock);
+	owned = dev->owner != NULL;
+	dev->destroyed = true;
+	pthread_mutex_unlock(&dev->lock);
+	if (!owned)
+		dev_free(dev);
 }
 
 int hwt_smmu_dev_inject(struct hwt_smmu_dev *dev, enum hwt_smmu_fault fault)
 {
 	uint32_t bit;
 
+	if (!dev)
+		return -EINVAL;
 	switch (fault) {
 	case HWT_SMMU_FAULT_ABT:
 		bit = HWT__CTL_INJ_ABT;
@@ -490,8 +525,11 @@ int hwt_smmu_dev_inject(struct hwt_smmu_dev *dev, enum hwt_smmu_fault fault)
 
 void hwt_smmu_dev_get_stats(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev_stats *st)
 {
-	const struct hwt__dev_stats *s = &dev->st;
+	const struct hwt__dev_stats *s;
 
+	if (!dev || !st)
+		return;
+	s = &dev->st;
 	memset(st, 0, sizeof(*st));
 	st->cmds = atomic_load_explicit(&s->cmds, memory_order_relaxed);
 	st->syncs = atomic_load_explicit(&s->syncs, memory_order_relaxed);

@@ -142,6 +142,7 @@ struct hwt_smmu_dev {
 	bool running;
 	pthread_t thread;
 	const void *owner; /* the attached queue (hwt__bus_attach) */
+	bool destroyed;    /* destroyed while owned: the owner's detach frees it */
 	unsigned nregions;
 	struct hwt__region regions[HWT__BUS_REGIONS];
 

@@ -236,10 +236,12 @@ unsigned hwt__model_exec(struct hwt__model *c, const struct hwt_smmu_cmd *cmd)
 int hwt_smmu_dev_cfg_insert(struct hwt_smmu_dev *dev, enum hwt_smmu_cfg_kind kind, uint32_t sid,
 			    uint32_t ssid)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct hwt__cfg_ent *slot = NULL;
 	int ret = 0;
 
+	if (!c)
+		return -EINVAL;
 	if (kind != HWT_SMMU_CFG_STE && kind != HWT_SMMU_CFG_CD)
 		return -EINVAL;
 	if (kind == HWT_SMMU_CFG_STE)
@@ -269,9 +271,11 @@ out:
 bool hwt_smmu_dev_cfg_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_cfg_kind kind, uint32_t sid,
 			     uint32_t ssid)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	bool hit = false;
 
+	if (!c)
+		return false;
 	if (kind == HWT_SMMU_CFG_STE)
 		ssid = 0;
 	pthread_mutex_lock(&c->lock);
@@ -311,10 +315,12 @@ static bool tlb_same(const struct hwt__tlb_ent *a, const struct hwt__tlb_ent *b)
 
 int hwt_smmu_dev_tlb_insert(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct hwt__tlb_ent e, *slot = NULL;
 	int ret = tlb_key(in, &e);
 
+	if (!c)
+		return -EINVAL;
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&c->lock);
@@ -340,10 +346,12 @@ out:
 bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind kind, uint16_t vmid,
 			     uint16_t asid, uint64_t addr)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct range r = { addr, addr + 1 };
 	bool hit = false;
 
+	if (!c)
+		return false;
 	pthread_mutex_lock(&c->lock);
 	for (unsigned i = 0; i < HWT__TLB_ENTRIES && !hit; i++) {
 		const struct hwt__tlb_ent *e = &c->tlb[i];
@@ -362,10 +370,12 @@ bool hwt_smmu_dev_tlb_lookup(struct hwt_smmu_dev *dev, enum hwt_smmu_tlb_kind ki
 
 bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_tlb_entry *in)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct hwt__tlb_ent e;
 	bool hit = false;
 
+	if (!c)
+		return false;
 	if (tlb_key(in, &e))
 		return false;
 	pthread_mutex_lock(&c->lock);
@@ -378,10 +388,12 @@ bool hwt_smmu_dev_tlb_contains(struct hwt_smmu_dev *dev, const struct hwt_smmu_t
 int hwt_smmu_dev_atc_insert(struct hwt_smmu_dev *dev, uint32_t sid, uint32_t ssid, uint64_t addr,
 			    unsigned size_log2)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct hwt__atc_ent *slot = NULL;
 	int ret = 0;
 
+	if (!c)
+		return -EINVAL;
 	if (size_log2 < 12 || size_log2 > 63 || (addr & ((1ull << size_log2) - 1)) ||
 	    (ssid != HWT_SMMU_ATC_NO_SSID && ssid >= 1u << 20))
 		return -EINVAL;
@@ -409,10 +421,12 @@ out:
 
 bool hwt_smmu_dev_atc_lookup(struct hwt_smmu_dev *dev, uint32_t sid, uint32_t ssid, uint64_t addr)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 	struct range r = { addr, addr + 1 };
 	bool hit = false;
 
+	if (!c)
+		return false;
 	pthread_mutex_lock(&c->lock);
 	for (unsigned i = 0; i < HWT__ATC_ENTRIES && !hit; i++) {
 		const struct hwt__atc_ent *e = &c->atc[i];
@@ -428,6 +442,8 @@ unsigned hwt_smmu_dev_cache_count(struct hwt_smmu_dev *dev)
 {
 	unsigned n;
 
+	if (!dev)
+		return 0;
 	pthread_mutex_lock(&dev->model.lock);
 	n = atomic_load_explicit(&dev->model.count, memory_order_relaxed);
 	pthread_mutex_unlock(&dev->model.lock);
@@ -436,8 +452,10 @@ unsigned hwt_smmu_dev_cache_count(struct hwt_smmu_dev *dev)
 
 void hwt_smmu_dev_cache_clear(struct hwt_smmu_dev *dev)
 {
-	struct hwt__model *c = &dev->model;
+	struct hwt__model *c = dev ? &dev->model : NULL;
 
+	if (!c)
+		return;
 	pthread_mutex_lock(&c->lock);
 	memset(c->cfg, 0, sizeof(c->cfg));
 	memset(c->tlb, 0, sizeof(c->tlb));

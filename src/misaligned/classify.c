@@ -51,6 +51,8 @@ HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigne
 {
 	int first = -1;
 
+	if (!cpu && n)
+		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
 		if (cpu[i].status)
 			continue; /* never probed: not part of the set's answer */

@@ -50,7 +50,9 @@ int hwt__bus_attach(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(voi
 int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
 			    void *ctx);
 /* Disconnect the GERROR line and detach.  -EPERM if owner is not the one
- * attached, -EBUSY while the queue is enabled (CR0ACK.CMDQEN). */
+ * attached, -EBUSY while the queue is enabled (CR0ACK.CMDQEN).  If the
+ * device was destroyed while attached (hwt_smmu_dev_destroy), a successful
+ * detach frees it: the owner must not touch it afterwards. */
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
 
 /*

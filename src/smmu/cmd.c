@@ -120,8 +120,14 @@ static inline uint32_t op_has(unsigned op)
 
 int hwt_smmu_encode(const struct hwt_smmu_cmd *c, uint64_t dw[2])
 {
-	unsigned slot = op_slot[c->op];
-	uint64_t w[2] = { c->op, 0 };
+	unsigned slot;
+	uint64_t w[2];
+
+	if (!c || !dw)
+		return -EINVAL;
+	slot = op_slot[c->op];
+	w[0] = c->op;
+	w[1] = 0;
 
 	if (!slot)
 		return -ENOENT;
@@ -143,9 +149,16 @@ int hwt_smmu_encode(const struct hwt_smmu_cmd *c, uint64_t dw[2])
 
 int hwt_smmu_decode(const uint64_t dw[2], struct hwt_smmu_cmd *c)
 {
-	uint64_t d0 = dw[0], d1 = dw[1];
-	unsigned op = (unsigned)(d0 & 0xff), slot = op_slot[op];
+	uint64_t d0, d1;
+	unsigned op, slot;
 	uint32_t has;
+
+	if (!dw || !c)
+		return -EINVAL;
+	d0 = dw[0];
+	d1 = dw[1];
+	op = (unsigned)(d0 & 0xff);
+	slot = op_slot[op];
 
 	c->op = (uint8_t)op;
 	c->has = 0;
@@ -188,7 +201,7 @@ static const struct {
 int hwt_smmu_op_by_name(const char *name)
 {
 	if (!name)
-		return -ENOENT;
+		return -EINVAL;
 	for (unsigned op = 0; op < 256; op++) {
 		const char *n = hwt_smmu_op_name(op);
 

@@ -14,6 +14,8 @@ void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
 	uint64_t last = addr + size - 1, first_pg = addr >> ATC_GRAIN, diff;
 	unsigned log2 = 0;
 
+	if (!c)
+		return;
 	if (last < addr)
 		last = ~0ull;
 	diff = first_pg ^ (last >> ATC_GRAIN);
@@ -33,6 +35,8 @@ int hwt_smmu_tlbi_range_init(struct hwt_smmu_tlbi_range *r, uint64_t iova, uint6
 {
 	unsigned levels;
 
+	if (!r)
+		return -EINVAL;
 	if (tg_log2 != 12 && tg_log2 != 14 && tg_log2 != 16)
 		return -EINVAL;
 	if (granule_log2 < tg_log2 || (granule_log2 - tg_log2) % (tg_log2 - 3))
@@ -60,6 +64,8 @@ int hwt_smmu_tlbi_range_next(struct hwt_smmu_tlbi_range *r, struct hwt_smmu_cmd 
 {
 	uint64_t span;
 
+	if (!r || !c)
+		return -EINVAL;
 	if (r->done)
 		return 0;
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, r->iova);

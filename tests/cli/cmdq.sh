@@ -79,6 +79,9 @@ tap_ok "--poll beats the environment" ok_has '"poll": "msi"'
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes cmdq $S
 tap_ok "bad HWTUNE_DISABLE_MSIPOLLING names the value" usage_err "'yes'"
 
+tap_run_env HWTUNE_DISABLE_MSIPOLLING= cmdq $S
+tap_ok "empty HWTUNE_DISABLE_MSIPOLLING is refused too" usage_err "invalid value ''"
+
 usage "--threads 0" "--threads: invalid value '0'" --threads 0
 usage "--poll fast" "'fast'" --poll fast
 usage "--syncs abc" "--syncs: invalid value 'abc'" --syncs abc

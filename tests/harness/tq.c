@@ -63,6 +63,10 @@ void tq_start_recording(struct tq *t, struct rec *rec, unsigned n)
 
 void tq_free(struct tq *t)
 {
+	/* detach first, as a queue does (a device destroyed while attached
+	 * waits for its owner's detach to be freed) */
+	ASSERT_OK(hwt_smmu_dev_stop(t->dev));
+	hwt__bus_detach(t->dev, t);
 	hwt_smmu_dev_destroy(t->dev);
 	free(t->mem);
 }

@@ -14,8 +14,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmdq/queue.h"
+#include "common/ratelimit.h"
 #include "common/time.h"
 
 /* ---- pointer arithmetic -------------------------------------------------- */
@@ -206,9 +208,11 @@ TEST(environment_disables_msipolling)
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "0", 1);
 	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 1);
 	ASSERT_FALSE(v);
+	/* set but empty is not 0 or 1 (as arm_smmu_v3.disable_msipolling=) */
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "", 1);
-	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), 0);
-	ASSERT_TRUE(bad == NULL);
+	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "");
+	bad = NULL;
 	setenv("HWTUNE_DISABLE_MSIPOLLING", "yes", 1);
 	ASSERT_EQ(hwt_cmdq_env_disable_msipolling(&v, &bad), -EINVAL);
 	ASSERT_STR_EQ(bad, "yes");
@@ -318,10 +322,26 @@ TEST(invalidation_visible_after_sync_cons)
 
 /* ---- timeouts and a stopped device ---------------------------------------------- */
 
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* Resume a paused device: the queue drains and works again, over laps. */
+static void resume_and_sync(struct rig *r)
+{
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	for (int i = 0; i < 300; i++)
+		ASSERT_OK(hwt_cmdq_sync(r->q));
+}
+
 static void times_out(bool disable_msi)
 {
 	const uint64_t timeout = 200000000; /* 200 ms */
-	struct timespec a, b;
+	struct timespec a;
 	double ms;
 	struct rig r;
 
@@ -330,16 +350,12 @@ static void times_out(bool disable_msi)
 	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	ms = ms_since(&a);
 	TLOG("timed out after %.1f ms (deadline 200 ms)", ms);
 	ASSERT_TRUE(ms >= 200.0);
 	ASSERT_TRUE(ms <= 220.0 * hwt_test_scale());
 	ASSERT_TRUE(logged(&r.log, "CMD_SYNC timeout at 0x"));
-	/* resumed, the queue drains and works again */
-	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
-	for (int i = 0; i < 300; i++)
-		ASSERT_OK(hwt_cmdq_sync(r.q));
+	resume_and_sync(&r);
 	rig_down(&r);
 }
 
@@ -672,4 +688,424 @@ TEST(cas_retries_count_this_threads_failed_reservations)
 	ASSERT_OK(hwt_smmu_dev_stop(dev));
 	hwt_cmdq_destroy(a.q);
 	hwt_smmu_dev_destroy(dev);
+}
+
+/* ---- issue 8: found at the public API -------------------------------------------- */
+
+/* One hwt_cmdq_sync on another thread; done says it returned. */
+struct async_sync {
+	struct hwt_cmdq *q;
+	_Atomic int done;
+	int result;
+};
+
+static void *sync_once(void *arg)
+{
+	struct async_sync *a = arg;
+
+	a->result = hwt_cmdq_sync(a->q);
+	atomic_store_explicit(&a->done, 1, memory_order_release); /* joined before result is read */
+	return NULL;
+}
+
+/* timeout_ns 0 is refused: it would read as "do not wait" or as "wait
+ * forever", and meant neither (it was taken as 1 s). */
+TEST(timeout_zero_is_refused)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q = NULL;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.timeout_ns = 0;
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	ASSERT_TRUE(q == NULL);
+	o.timeout_ns = 1;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* UINT64_MAX and values near it saturate (no deadline) instead of wrapping
+ * to a deadline in the past. */
+TEST_TIMEOUT(huge_timeouts_saturate, 30)
+{
+	static const uint64_t huge[] = { UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2 + 1 };
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.handler = slow_handler; /* every sync below waits past its spin */
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	for (unsigned k = 0; k < sizeof(huge) / sizeof(huge[0]); k++) {
+		struct async_sync w = { 0 };
+		struct hwt_cmdq_cmd c;
+		pthread_t t;
+
+		o.timeout_ns = huge[k];
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		ASSERT_OK(hwt_smmu_dev_start(dev));
+		/* a running device: each of these waits milliseconds */
+		tst_cmd_cfgi_ste(c.dw, 1);
+		for (int i = 0; i < 5; i++)
+			ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
+		/* a paused device: the sync is still waiting 100 ms later, and
+		 * completes once the device resumes */
+		ASSERT_OK(hwt_smmu_dev_pause(dev));
+		w.q = q;
+		ASSERT_EQ(pthread_create(&t, NULL, sync_once, &w), 0);
+		hwt__sleep_ns(100000000);
+		ASSERT_EQ(atomic_load_explicit(&w.done, memory_order_relaxed), 0);
+		ASSERT_OK(hwt_smmu_dev_resume(dev));
+		pthread_join(t, NULL);
+		ASSERT_EQ(w.result, 0);
+		ASSERT_OK(hwt_smmu_dev_stop(dev));
+		hwt_cmdq_destroy(q);
+	}
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * One deadline per call.  The device consumed 100 commands and was paused;
+ * a CMD_SYNC waiter W keeps the shadow cons frozen at 0, so a call of 100
+ * commands + a sync waits for space until W times out and leaves (installing
+ * CONS 100), then inserts and waits for its own sync.  Both waits count
+ * against the one timeout_ns: the call returns -ETIMEDOUT within about 1x
+ * (bound 1.5x), not after the space wait plus a whole second timeout.
+ */
+static void one_deadline_per_call(bool disable_msi)
+{
+	const uint64_t timeout = 200000000; /* 200 ms */
+	static struct hwt_cmdq_cmd cmds[100];
+	struct async_sync w = { 0 };
+	struct timespec a;
+	pthread_t t;
+	double ms;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, timeout);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 100, false));
+	/* wait (bounded) until the device has executed them: CONS = 100 */
+	for (int i = 0; i < 5000; i++) {
+		struct hwt_smmu_dev_stats st;
+
+		hwt_smmu_dev_get_stats(r.dev, &st);
+		if (st.cmds == 100)
+			break;
+		hwt__sleep_ns(1000000);
+	}
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	w.q = r.q;
+	ASSERT_EQ(pthread_create(&t, NULL, sync_once, &w), 0);
+	hwt__sleep_ns(20000000); /* W is registered and waiting */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ASSERT_EQ(hwt_cmdq_issue(r.q, cmds, 100, true), -ETIMEDOUT);
+	ms = ms_since(&a);
+	pthread_join(t, NULL);
+	TLOG("space wait + sync wait returned after %.1f ms (timeout 200 ms)", ms);
+	ASSERT_EQ(w.result, -ETIMEDOUT);
+	ASSERT_TRUE(ms >= 200.0);
+	ASSERT_TRUE(ms <= 300.0 * hwt_test_scale());
+	resume_and_sync(&r);
+	rig_down(&r);
+}
+
+TEST(one_deadline_per_call_msi)
+{
+	one_deadline_per_call(false);
+}
+
+TEST(one_deadline_per_call_cons)
+{
+	one_deadline_per_call(true);
+}
+
+/*
+ * What a failed flush leaves behind.  The device is paused with 100 of its
+ * 128 entries taken: the flush of a full batch (64) cannot get space and
+ * inserts nothing, so add returns -ETIMEDOUT, keeps the 64 and does not add
+ * the new command; after a resume the same add succeeds and every command
+ * executes exactly once.  submit keeps its commands the same way.
+ */
+TEST(batch_failed_flush_keeps_the_batch)
+{
+	static struct hwt_cmdq_cmd fill[100];
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_batch b;
+	struct hwt_cmdq_cmd c;
+	uint64_t last[2];
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 50000000);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(fill[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, fill, 100, false));
+	hwt_cmdq_batch_init(&b, r.q);
+	for (uint32_t i = 0; i < 64; i++) {
+		tst_cmd_cfgi_ste(c.dw, 1000 + i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	tst_cmd_cfgi_ste(c.dw, 2000);
+	ASSERT_EQ(hwt_cmdq_batch_add(&b, &c), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 64); /* nothing inserted: all kept, c not added */
+	tst_cmd_cfgi_ste(last, 1063);
+	ASSERT_EQ_U64(b.cmds[63].dw[0], last[0]);
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	ASSERT_EQ(b.num, 1);
+	/* submit: 100 more fill the queue again; the submit's space wait fails */
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, fill, 100, false));
+	for (uint32_t i = 0; i < 40; i++) {
+		tst_cmd_cfgi_ste(c.dw, 3000 + i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	ASSERT_EQ(hwt_cmdq_batch_submit(&b), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 41);
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	ASSERT_OK(hwt_cmdq_batch_submit(&b));
+	ASSERT_EQ(b.num, 0);
+	hwt_smmu_dev_get_stats(r.dev, &st);
+	/* 100 + 64 + a sync + 100 + 41 (command 2000 and 40) + the submit's sync */
+	ASSERT_EQ(st.cmds, 100 + 64 + 1 + 100 + 41 + 1);
+	rig_down(&r);
+}
+
+/*
+ * With the MMU-700 quirk a flush at 63 carries a CMD_SYNC: when only the
+ * sync fails, the 63 commands are in the queue (they execute once the
+ * device resumes), so the batch drops them (b->num 0) and, as for any
+ * failed add, does not add the new command.
+ */
+TEST(batch_failed_quirk_sync_empties_the_batch)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev_stats st;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_batch b;
+	struct hwt_cmdq_cmd c;
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.entries_log2 = 7;
+	o.force_sync_at_63 = true;
+	o.timeout_ns = 50000000;
+	o.log = log_hook;
+	o.log_ctx = &log;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	hwt_cmdq_batch_init(&b, q);
+	for (uint32_t i = 0; i < 63; i++) {
+		tst_cmd_cfgi_ste(c.dw, i);
+		ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	}
+	tst_cmd_cfgi_ste(c.dw, 63);
+	ASSERT_EQ(hwt_cmdq_batch_add(&b, &c), -ETIMEDOUT);
+	ASSERT_EQ(b.num, 0); /* inserted (sync not complete): not kept */
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_batch_add(&b, &c));
+	ASSERT_OK(hwt_cmdq_batch_submit(&b));
+	hwt_smmu_dev_get_stats(dev, &st);
+	ASSERT_EQ(st.cmds, 63 + 1 + 1 + 1); /* each command once, two syncs */
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logbuf *log)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = 100000000;
+	o.log = log_hook;
+	o.log_ctx = log;
+	ASSERT_OK(hwt_cmdq_create(q, *dev, &o));
+}
+
+/*
+ * auto_poll: first uses that cannot measure (device not started, then
+ * paused) fail and leave the queue unmeasured; a later use, once the
+ * device runs, measures.
+ */
+TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log);
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV); /* not started */
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_FALSE(info.measured);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	hwt_cmdq_get_info(q, &info);
+	TLOG("after the failed first uses: %s", info.reason);
+	ASSERT_FALSE(info.measured);
+	ASSERT_TRUE(logged(&log, "auto polling: measurement failed"));
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_cmdq_get_info(q, &info);
+	TLOG("%s", info.reason);
+	ASSERT_TRUE(info.measured);
+	ASSERT_GT(info.msi_ns, 0);
+	ASSERT_GT(info.sev_ns, 0);
+	ASSERT_TRUE(strstr(info.reason, "not measured") == NULL);
+	for (int i = 0; i < 100; i++)
+		ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* A call whose first-use measurement failed returns that error and inserts
+ * nothing (here a CFGI_STE without a sync, which would otherwise queue). */
+TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_cmd c;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log);
+	ASSERT_OK(hwt_smmu_dev_cfg_insert(dev, HWT_SMMU_CFG_STE, 7, 0));
+	tst_cmd_cfgi_ste(c.dw, 7);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_issue_cmd(q, &c), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q)); /* measures, then syncs */
+	ASSERT_TRUE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
+	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * The documented order is queue first, then device; the other order must
+ * not touch freed memory (ASan saw a heap use-after-free in
+ * hwt_cmdq_destroy): the device stops at once, the queue's calls fail with
+ * -ENODEV, and the device's memory goes when the queue does.
+ */
+TEST(device_destroyed_before_its_queue)
+{
+	struct hwt_cmdq_cmd c;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 100000000);
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_destroy(r.dev);
+	ASSERT_EQ(hwt_cmdq_sync(r.q), -ENODEV);
+	tst_cmd_cfgi_ste(c.dw, 1);
+	ASSERT_EQ(hwt_cmdq_issue_cmd_sync(r.q, &c), -ENODEV);
+	hwt_cmdq_destroy(r.q);
+}
+
+/* Count the lines of a file that contain s. */
+static unsigned lines_with(FILE *f, const char *s)
+{
+	char line[512];
+	unsigned n = 0;
+
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, s) != NULL;
+	return n;
+}
+
+/*
+ * The default log (no hook: stderr) is rate-limited as the kernel's
+ * printk_ratelimit: 50 failed syncs in a row write at most the burst, and
+ * destroying the queue reports how many lines were suppressed.
+ */
+TEST(default_log_is_rate_limited)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	unsigned timeouts, suppressed;
+
+	ASSERT_TRUE(f && saved >= 0);
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.timeout_ns = 1000000; /* 1 ms */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	fflush(stderr);
+	ASSERT_TRUE(dup2(fileno(f), 2) == 2);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	hwt_cmdq_destroy(q);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	timeouts = lines_with(f, "CMD_SYNC timeout");
+	suppressed = lines_with(f, "suppressed");
+	TLOG("%u timeout lines, %u 'suppressed' lines for 50 failed syncs", timeouts, suppressed);
+	ASSERT_GT(timeouts, 0);
+	ASSERT_LE(timeouts, 10);
+	ASSERT_EQ(suppressed, 1);
+	fclose(f);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* The rate limit itself, with made-up times: a burst of 3 per 100 ns, the
+ * suppressed count said before the next line allowed, and flushed at the
+ * end. */
+TEST(ratelimit_allows_a_burst_per_interval)
+{
+	struct hwt__ratelimit rl;
+	uint64_t missed;
+
+	hwt__ratelimit_init(&rl, 3, 100);
+	for (uint64_t t = 1000; t < 1003; t++) {
+		ASSERT_TRUE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	for (uint64_t t = 1003; t < 1010; t++) {
+		ASSERT_FALSE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1099, &missed)); /* same interval */
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1100, &missed));  /* next one */
+	ASSERT_EQ(missed, 8);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1101, &missed));
+	ASSERT_EQ(missed, 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1102, &missed));
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1103, &missed));
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 1);
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 5000, &missed)); /* long after */
+	ASSERT_EQ(missed, 0);
 }

@@ -379,7 +379,7 @@ TEST(names_both_ways)
 	ASSERT_EQ(hwt_smmu_op_by_name("CMD_SYNCX"), -ENOENT);
 	ASSERT_EQ(hwt_smmu_op_by_name("CMD_SYN"), -ENOENT);
 	ASSERT_EQ(hwt_smmu_op_by_name(""), -ENOENT);
-	ASSERT_EQ(hwt_smmu_op_by_name(NULL), -ENOENT);
+	ASSERT_EQ(hwt_smmu_op_by_name(NULL), -EINVAL); /* the NULL rule (hwtune.h) */
 	for (unsigned f = 0; f < HWT_SMMU_F_COUNT; f++)
 		ASSERT_STR_EQ(hwt_smmu_field_name((enum hwt_smmu_field)f), fnames[f]);
 	ASSERT_STR_EQ(hwt_smmu_field_name(HWT_SMMU_F_MSIADDR), "MSIADDR");
