@@ -205,9 +205,12 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	if (!isdigit((unsigned char)*s))
 		return false;
 	for (; isdigit((unsigned char)*s); s++) {
-		if (x > (UINT64_MAX - 9) / 10)
+		unsigned d = (unsigned)(*s - '0');
+
+		/* x * 10 + d <= UINT64_MAX: the writer writes up to UINT64_MAX */
+		if (x > (UINT64_MAX - d) / 10)
 			return false;
-		x = x * 10 + (uint64_t)(*s - '0');
+		x = x * 10 + d;
 	}
 	if (x > max || *s != sep)
 		return false;
