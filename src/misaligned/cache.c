@@ -195,14 +195,15 @@ static bool key_line(const char **p, const char *name, const char *want)
 	return true;
 }
 
-/* Strict decimal, no sign, no leading junk; advances *p past one space or
- * the final newline. */
+/* Strict decimal as the writer prints it: no sign, no leading junk and no
+ * leading zero (an accepted file is exactly the writer's bytes); advances
+ * *p past one space or the final newline. */
 static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 {
 	const char *s = *p;
 	uint64_t x = 0;
 
-	if (!isdigit((unsigned char)*s))
+	if (!isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
 		return false;
 	for (; isdigit((unsigned char)*s); s++) {
 		unsigned d = (unsigned)(*s - '0');

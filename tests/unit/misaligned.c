@@ -573,6 +573,41 @@ TEST(cache_rejects_fields_past_uint64_max)
 	}
 }
 
+/* Found by tests/fuzz/cache_file: "cpu 0 3 075 ..." with a right trailer was
+ * accepted as ratio 75, although the writer writes "75": an accepted file
+ * must be exactly the bytes the writer writes for its entries, so a number
+ * with a leading zero (in an entry or in the trailer's count) is refused. */
+TEST(cache_accepts_only_what_the_writer_writes)
+{
+	static const char *const lines[] = {
+		"cpu 0 3 075 142 975 150 990 77 4\n", "cpu 00 3 75 142 975 150 990 77 4\n",
+		"cpu 0 03 75 142 975 150 990 77 4\n", "cpu 0 3 75 142 975 150 990 77 04\n",
+		"cpu 0 3 75 0142 975 150 990 77 4\n",
+	};
+	struct hwt_misaligned_cpu *got = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i <= sizeof(lines) / sizeof(lines[0]); i++) {
+		char text[1024];
+		uint64_t h = 0xcbf29ce484222325ull;
+		/* the last case: a good line, and a count of "01" */
+		bool last = i == sizeof(lines) / sizeof(lines[0]);
+		int len = snprintf(text, sizeof(text),
+				   "hwtune-misaligned-cache 1\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "version %s\n%s",
+				   key1.boot_id, key1.kernel, key1.model, key1.version,
+				   last ? "cpu 0 3 75 142 975 150 990 77 4\n" : lines[i]);
+
+		for (int k = 0; k < len; k++)
+			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "end %s %016llx\n",
+				last ? "01" : "1", (unsigned long long)h);
+		if (hwt__cache_parse(text, (size_t)len, &key1, &got, &n) != -EBADMSG)
+			TLOG("case %zu accepted", i);
+		ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+	}
+}
+
 TEST(cache_location_follows_xdg)
 {
 	char path[512], want[512], *d = tmpdir();
