@@ -149,6 +149,10 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 #undef U64
 	}
 
+	/* --poll msi|both beats HWTUNE_DISABLE_MSIPOLLING=1: it is then not in
+	 * effect (neither reported nor passed to the --auto queue). */
+	if (poll_given && o->mode[CMDQ_MSI] && o->disable_src == CMDQ_SRC_ENV)
+		o->disable_msi = false, o->disable_src = CMDQ_SRC_DEFAULT;
 	if (flag_disable) {
 		if (poll_given && o->mode[CMDQ_MSI]) {
 			cli_error("--disable-msipolling contradicts --poll %s (MSI polling is disabled)",

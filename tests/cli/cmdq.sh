@@ -75,6 +75,14 @@ tap_ok "HWTUNE_DISABLE_MSIPOLLING=1 honoured" \
 
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=1 cmdq $S --json --poll msi
 tap_ok "--poll beats the environment" ok_has '"poll": "msi"'
+# Found by tests/fuzz/cli_args (disable_msipolling in effect => no MSI polling
+# measured): the run above said disable_msipolling=1 (from the environment)
+# while it measured MSI polling, and --auto's queue obeyed the environment.
+tap_ok "--poll msi: the overridden environment is not reported in effect" \
+	ok_has '"disable_msipolling": false, "disable_msipolling_source": "default"'
+tap_run_env HWTUNE_DISABLE_MSIPOLLING=1 cmdq $S --poll both --auto
+tap_ok "--poll both: the overridden environment binds neither the report nor --auto" \
+	eval 'ok_has "MSI polling" "CONS polling" && ! has "disable_msipolling=1 (from" && ! has "disable_msipolling is set"'
 
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes cmdq $S
 tap_ok "bad HWTUNE_DISABLE_MSIPOLLING names the value" usage_err "'yes'"
