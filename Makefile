@@ -11,6 +11,7 @@
 #   make NO_ASM=1                force the generic (plain C) arch layer
 #   make deps                    install the optional tools the suites use (apt-get)
 #   make soak                    the public-API random stress for ~2 minutes (seed, totals)
+#   make check-fuzz [FUZZ_TIME=25]   the libFuzzer targets of tests/fuzz, FUZZ_TIME s each
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
@@ -215,6 +216,7 @@ check:
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-sanitize
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-fuzz
 	@sh tests/summary.sh $(COUNTS)
 
 check-native: tests
@@ -258,13 +260,47 @@ ifeq ($(CROSS),)
 	done
 endif
 
+# --- fuzzing (clang + libFuzzer) ------------------------------------------------
+# tests/fuzz/*.c: one LLVMFuzzerTestOneInput each, built with clang,
+# -fsanitize=fuzzer and ASan + UBSan (no recovery) into build/fuzz/; the
+# library (and, for cli_args, the tool's objects without main.o) is rebuilt
+# there with the same instrumentation.  check-fuzz runs each target for
+# FUZZ_TIME seconds from its seeds in tests/fuzz/corpus/<target>/ (what it
+# finds beyond them stays in build/fuzz/corpus/); a crash or a violated
+# property is a failure, its input kept in build/fuzz/artifacts/ (replay:
+# build/fuzz/fuzzers/<target> FILE).  Without a working clang
+# -fsanitize=fuzzer the stage is skipped.
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 25
+FUZZ_BUILD := build/fuzz
+FUZZ_SAN := fuzzer-no-link,address,undefined
+FUZZ_NAMES := $(basename $(notdir $(wildcard tests/fuzz/*.c)))
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
+
+.PHONY: check-fuzz fuzz
+check-fuzz:
+	@if ! sh tests/fuzz/have-libfuzzer.sh '$(FUZZ_CC)'; then \
+		echo "# SKIP suite fuzz: needs clang with libFuzzer (apt-get install clang libclang-rt-14-dev, or make deps)"; \
+		echo "0 0 1" >> $(COUNTS); exit 0; fi; \
+	$(MAKE) --no-print-directory CC='$(FUZZ_CC)' BUILD=$(FUZZ_BUILD) SAN=$(FUZZ_SAN) \
+		OPT="-O1 -g -fno-sanitize-recover=all" fuzz && \
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(COUNTS) $(FUZZ_TIME)
+
+# The targets alone (make CC=clang BUILD=build/fuzz SAN=$(FUZZ_SAN) fuzz).
+fuzz: $(FUZZ_BINS)
+
+$(BUILD)/fuzzers/cli_args: $(filter-out %/tools/main.o,$(TOOL_OBJS))
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(wildcard tools/*.h) $(BUILD)/libhwtune.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Itools -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
+
 deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
-		libasan8 libubsan1 \
+		libasan8 libubsan1 libclang-rt-14-dev \
 		libck-dev spin pkgconf
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).

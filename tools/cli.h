@@ -8,15 +8,46 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <hwtune/hwtune.h>
+
+#include "cmdq_engine.h"
 #include "util/cli.h"
 
-struct cmdq_opts;
+/*
+ * Every command is a parse step and a run step.  Parsing reads argv into
+ * struct cli_args and measures nothing (tests/fuzz/cli_args.c runs it
+ * alone); it returns CLI_RUN when the command should go on, else the exit
+ * status the tool ends with: 0 after --help or --version (printed),
+ * CLI_EXIT_USAGE after reporting bad usage.  Running returns the exit
+ * status.  Release the arguments with cli_args_free() in either case.
+ */
+#define CLI_RUN (-1)
 
-/* Subcommands: argv[0] is the subcommand name; return the exit status. */
-int cmd_probe(int argc, char **argv);
-int cmd_cmdq(int argc, char **argv);
-int cmd_decode(int argc, char **argv);
-int cmd_main(int argc, char **argv);
+struct cli_args {
+	int (*run)(struct cli_args *a);  /* the command's run step (set by cli_parse) */
+	bool json;                       /* --json (probe, cmdq, decode) */
+	struct hwt_misaligned_opts probe; /* probe, and the main job's probe */
+	struct hwt_cpus cpus;            /* probe --cpus, when have_cpus */
+	bool have_cpus;
+	struct cmdq_opts cmdq;           /* cmdq */
+	uint64_t dw[2];                  /* decode */
+};
+
+/* The whole command line, argv[0] being the program: zeroes *a first. */
+int cli_parse(int argc, char **argv, struct cli_args *a);
+int cli_run(struct cli_args *a);
+void cli_args_free(struct cli_args *a);
+
+/* Subcommands: argv[0] is the subcommand name (the main job: the program's). */
+int probe_parse(int argc, char **argv, struct cli_args *a);
+int probe_run(struct cli_args *a);
+int cmdq_parse(int argc, char **argv, struct cli_args *a);
+int cmdq_cmd_run(struct cli_args *a);
+int decode_parse(int argc, char **argv, struct cli_args *a);
+int decode_run(struct cli_args *a);
+int main_parse(int argc, char **argv, struct cli_args *a);
+int main_run(struct cli_args *a);
+
 /* hwtune cmdq's options with no flags (HWTUNE_DISABLE_MSIPOLLING applied):
  * 0, or CLI_EXIT_USAGE after reporting a bad value of it. */
 int cmdq_defaults(struct cmdq_opts *o);

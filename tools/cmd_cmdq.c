@@ -149,6 +149,10 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 #undef U64
 	}
 
+	/* --poll msi|both beats HWTUNE_DISABLE_MSIPOLLING=1: it is then not in
+	 * effect (neither reported nor passed to the --auto queue). */
+	if (poll_given && o->mode[CMDQ_MSI] && o->disable_src == CMDQ_SRC_ENV)
+		o->disable_msi = false, o->disable_src = CMDQ_SRC_DEFAULT;
 	if (flag_disable) {
 		if (poll_given && o->mode[CMDQ_MSI]) {
 			cli_error("--disable-msipolling contradicts --poll %s (MSI polling is disabled)",
@@ -186,13 +190,17 @@ int cmdq_run(const struct cmdq_opts *o, bool json, char *reco, size_t len)
 	return err == -EINVAL ? CLI_EXIT_USAGE : err ? 1 : 0;
 }
 
-int cmd_cmdq(int argc, char **argv)
+int cmdq_parse(int argc, char **argv, struct cli_args *a)
 {
-	struct cmdq_opts o;
-	bool json = false;
-	int err = parse(argc, argv, &o, &json);
+	int err = parse(argc, argv, &a->cmdq, &a->json);
 
 	if (err)
 		return err > 0 ? 0 : CLI_EXIT_USAGE;
-	return cmdq_run(&o, json, NULL, 0);
+	a->run = cmdq_cmd_run;
+	return CLI_RUN;
+}
+
+int cmdq_cmd_run(struct cli_args *a)
+{
+	return cmdq_run(&a->cmdq, a->json, NULL, 0);
 }

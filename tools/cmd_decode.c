@@ -102,15 +102,10 @@ static void explain_invalid(const char *name, const uint64_t dw[2], const uint64
 	cli_error("decode: %s: invalid command", name);
 }
 
-int cmd_decode(int argc, char **argv)
+int decode_parse(int argc, char **argv, struct cli_args *a)
 {
 	const char *arg[2];
-	unsigned order[HWT_SMMU_F_COUNT];
-	struct hwt_smmu_cmd c;
-	uint64_t dw[2], own[2];
-	bool json = false;
-	int nargs = 0, r;
-	size_t n;
+	int nargs = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -118,7 +113,7 @@ int cmd_decode(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(argv[i], "--json")) {
-			json = true;
+			a->json = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("decode: unknown option '%s' (try 'hwtune decode --help')", argv[i]);
 			return CLI_EXIT_USAGE;
@@ -133,8 +128,21 @@ int cmd_decode(int argc, char **argv)
 			  nargs);
 		return CLI_EXIT_USAGE;
 	}
-	if (!parse_dword(arg[0], &dw[0]) || !parse_dword(arg[1], &dw[1]))
+	if (!parse_dword(arg[0], &a->dw[0]) || !parse_dword(arg[1], &a->dw[1]))
 		return CLI_EXIT_USAGE;
+	a->run = decode_run;
+	return CLI_RUN;
+}
+
+int decode_run(struct cli_args *a)
+{
+	unsigned order[HWT_SMMU_F_COUNT];
+	struct hwt_smmu_cmd c;
+	const uint64_t *dw = a->dw;
+	uint64_t own[2];
+	bool json = a->json;
+	size_t n;
+	int r;
 
 	r = hwt_smmu_decode(dw, &c);
 	if (r == -ENOENT) {

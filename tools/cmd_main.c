@@ -20,12 +20,9 @@ static void usage(FILE *f)
 		   "See 'hwtune --help' for the commands.\n");
 }
 
-int cmd_main(int argc, char **argv)
+int main_parse(int argc, char **argv, struct cli_args *a)
 {
-	struct hwt_misaligned_opts o = { 0 };
-	struct hwt_misaligned_report r;
-	struct cmdq_opts co;
-	char reco[200];
+	struct hwt_misaligned_opts *o = &a->probe;
 	int s;
 
 	for (int i = 1; i < argc; i++) {
@@ -34,7 +31,7 @@ int cmd_main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(argv[i], "--no-cache")) {
-			o.flags |= HWT_MISALIGNED_NO_CACHE;
+			o->flags |= HWT_MISALIGNED_NO_CACHE;
 			continue;
 		}
 		cli_error("unknown argument '%s' (try 'hwtune --help')", argv[i]);
@@ -43,10 +40,21 @@ int cmd_main(int argc, char **argv)
 	s = probe_env_override();
 	if (s < 0)
 		return CLI_EXIT_USAGE;
-	o.override_speed = s;
+	o->override_speed = s;
+	a->run = main_run;
+	return CLI_RUN;
+}
+
+/* HWTUNE_DISABLE_MSIPOLLING is read after the probe ran (cmdq_defaults). */
+int main_run(struct cli_args *a)
+{
+	struct hwt_misaligned_report r;
+	struct cmdq_opts co;
+	char reco[200];
+	int s;
 
 	printf("== misaligned accesses\n");
-	s = hwt_misaligned_probe(NULL, &o, &r);
+	s = hwt_misaligned_probe(NULL, &a->probe, &r);
 	if (s < 0) {
 		cli_error("probe: %s", strerror(-s));
 		return 1;

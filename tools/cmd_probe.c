@@ -295,104 +295,104 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 	return good;
 }
 
-int cmd_probe(int argc, char **argv)
+int probe_parse(int argc, char **argv, struct cli_args *a)
 {
-	struct hwt_misaligned_opts o = { 0 };
-	struct hwt_misaligned_report r;
-	struct hwt_cpus cpus = HWT_CPUS_INIT;
+	struct hwt_misaligned_opts *o = &a->probe;
 	const char *cpus_arg = NULL, *speed_arg = NULL, *v;
-	bool json = false, err = false, have_cpus = false;
-	int ret = CLI_EXIT_USAGE;
+	bool err = false;
 	uint64_t ms;
 
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *arg = argv[i];
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			usage(stdout);
-			ret = 0;
-			goto out;
-		} else if (!strcmp(a, "--serial")) {
-			o.flags |= HWT_MISALIGNED_SERIAL;
-		} else if (!strcmp(a, "--kernel-window")) {
-			o.flags |= HWT_MISALIGNED_KERNEL_WINDOW;
-		} else if (!strcmp(a, "--no-cache")) {
-			o.flags |= HWT_MISALIGNED_NO_CACHE;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
+			return 0;
+		} else if (!strcmp(arg, "--serial")) {
+			o->flags |= HWT_MISALIGNED_SERIAL;
+		} else if (!strcmp(arg, "--kernel-window")) {
+			o->flags |= HWT_MISALIGNED_KERNEL_WINDOW;
+		} else if (!strcmp(arg, "--no-cache")) {
+			o->flags |= HWT_MISALIGNED_NO_CACHE;
+		} else if (!strcmp(arg, "--json")) {
+			a->json = true;
 		} else if (cli_opt_value(argc, argv, &i, "--cpus", &cpus_arg, &err)) {
 			if (err)
-				goto out;
-			hwt_cpus_free(&cpus);
-			if (hwt_cpus_parse(cpus_arg, &cpus) < 0) {
+				return CLI_EXIT_USAGE;
+			hwt_cpus_free(&a->cpus);
+			if (hwt_cpus_parse(cpus_arg, &a->cpus) < 0) {
 				cli_error("probe: --cpus: invalid CPU list '%s' (expected e.g. 0-3,8)",
 					  cpus_arg);
-				goto out;
+				return CLI_EXIT_USAGE;
 			}
-			have_cpus = true;
+			a->have_cpus = true;
 		} else if (cli_opt_value(argc, argv, &i, "--budget-ms", &v, &err)) {
 			if (err || !cli_parse_u64("--budget-ms", v, 1,
 						  HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
-				goto out;
-			o.budget_us = (unsigned)(ms * 1000);
+				return CLI_EXIT_USAGE;
+			o->budget_us = (unsigned)(ms * 1000);
 		} else if (cli_opt_value(argc, argv, &i, "--smt", &v, &err)) {
 			if (err)
-				goto out;
+				return CLI_EXIT_USAGE;
 			if (!strcmp(v, "apart")) {
-				o.flags |= HWT_MISALIGNED_SMT_APART;
+				o->flags |= HWT_MISALIGNED_SMT_APART;
 			} else if (strcmp(v, "together")) {
 				cli_error("probe: --smt: invalid value '%s' (expected together or apart)",
 					  v);
-				goto out;
+				return CLI_EXIT_USAGE;
 			}
 		} else if (cli_opt_value(argc, argv, &i, "--unaligned-scalar-speed", &speed_arg,
 					 &err)) {
 			if (err)
-				goto out;
+				return CLI_EXIT_USAGE;
 			int s = hwt_misaligned_parse_speed(speed_arg);
 
 			if (s < 0) {
 				cli_error("probe: --unaligned-scalar-speed: invalid value '%s' "
 					  "(expected slow, fast or unsupported)", speed_arg);
-				goto out;
+				return CLI_EXIT_USAGE;
 			}
-			o.override_speed = s;
+			o->override_speed = s;
 		} else {
-			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", a);
-			goto out;
+			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", arg);
+			return CLI_EXIT_USAGE;
 		}
 	}
-	if (o.budget_us && (o.flags & HWT_MISALIGNED_KERNEL_WINDOW)) {
+	if (o->budget_us && (o->flags & HWT_MISALIGNED_KERNEL_WINDOW)) {
 		cli_error("probe: --budget-ms and --kernel-window exclude each other "
 			  "(the kernel window is 2 x 8 ms)");
-		goto out;
+		return CLI_EXIT_USAGE;
 	}
 	if (!speed_arg) { /* the flag beats the environment */
 		int s = probe_env_override();
 
 		if (s < 0)
-			goto out;
-		o.override_speed = s;
+			return CLI_EXIT_USAGE;
+		o->override_speed = s;
 	}
-	if (have_cpus && !cpus_allowed(cpus_arg, &cpus))
-		goto out;
+	if (a->have_cpus && !cpus_allowed(cpus_arg, &a->cpus))
+		return CLI_EXIT_USAGE;
 	/* Asking for a way of measuring means: measure now. */
-	if (o.flags & (HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
-		       HWT_MISALIGNED_SMT_APART) || o.budget_us)
-		o.flags |= HWT_MISALIGNED_REFRESH;
-	ret = hwt_misaligned_probe(have_cpus ? &cpus : NULL, &o, &r);
+	if (o->flags & (HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
+			HWT_MISALIGNED_SMT_APART) || o->budget_us)
+		o->flags |= HWT_MISALIGNED_REFRESH;
+	a->run = probe_run;
+	return CLI_RUN;
+}
+
+int probe_run(struct cli_args *a)
+{
+	struct hwt_misaligned_report r;
+	int ret = hwt_misaligned_probe(a->have_cpus ? &a->cpus : NULL, &a->probe, &r);
+
 	if (ret < 0) {
 		cli_error("probe: %s", strerror(-ret));
-		ret = 1;
-		goto out;
+		return 1;
 	}
-	if (json)
+	if (a->json)
 		print_json(stdout, &r);
 	else
 		probe_print_human(stdout, &r);
 	hwt_misaligned_report_free(&r);
-	ret = fflush(stdout) ? 1 : 0;
-out:
-	hwt_cpus_free(&cpus);
-	return ret;
+	return fflush(stdout) ? 1 : 0;
 }

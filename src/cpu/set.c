@@ -99,7 +99,7 @@ static const char *parse_num(const char *s, unsigned *out)
 /*
  * Grammar (one region per comma-separated group, nothing else allowed):
  *   N | A-B | A-B:G (every G-th from A) | A-B:U/G (first U of each G, kernel form)
- * Regions are collected in a bitmap so any order and overlap cost O(max CPU).
+ * Regions are collected in a bitmap so any order and overlap cost O(CPUs + max CPU / 64).
  */
 HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 {
@@ -151,9 +151,10 @@ HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 			goto invalid;
 		s++;
 	}
-	for (unsigned c = 0; c <= max && r == 0; c++)
-		if (bits[c / WBITS] >> (c % WBITS) & 1)
-			r = hwt_cpus_add(&set, (int)c);
+	/* A word at a time: the empty words below max cost one test each. */
+	for (unsigned w = 0; w <= max / WBITS && r == 0; w++)
+		for (uint64_t m = bits[w]; m && r == 0; m &= m - 1)
+			r = hwt_cpus_add(&set, (int)(w * WBITS + (unsigned)__builtin_ctzll(m)));
 	free(bits);
 	if (r) {
 		hwt_cpus_free(&set);

@@ -195,19 +195,23 @@ static bool key_line(const char **p, const char *name, const char *want)
 	return true;
 }
 
-/* Strict decimal, no sign, no leading junk; advances *p past one space or
- * the final newline. */
+/* Strict decimal as the writer prints it: no sign, no leading junk and no
+ * leading zero (an accepted file is exactly the writer's bytes); advances
+ * *p past one space or the final newline. */
 static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 {
 	const char *s = *p;
 	uint64_t x = 0;
 
-	if (!isdigit((unsigned char)*s))
+	if (!isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
 		return false;
 	for (; isdigit((unsigned char)*s); s++) {
-		if (x > (UINT64_MAX - 9) / 10)
+		unsigned d = (unsigned)(*s - '0');
+
+		/* x * 10 + d <= UINT64_MAX: the writer writes up to UINT64_MAX */
+		if (x > (UINT64_MAX - d) / 10)
 			return false;
-		x = x * 10 + (uint64_t)(*s - '0');
+		x = x * 10 + d;
 	}
 	if (x > max || *s != sep)
 		return false;
@@ -216,8 +220,8 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	return true;
 }
 
-static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
-		 struct hwt_misaligned_cpu **out, unsigned *nout)
+int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,
+		     struct hwt_misaligned_cpu **out, unsigned *nout)
 {
 	const char *p = text, *end, *trailer;
 	struct hwt_misaligned_cpu *e = NULL;
@@ -226,6 +230,11 @@ static int parse(const char *text, size_t len, const struct hwt__cache_key *k,
 	uint64_t count;
 	char want[40];
 
+	*out = NULL;
+	*nout = 0;
+	/* A NUL inside would hide bytes from the string checks. */
+	if (strlen(text) != len)
+		return -EBADMSG;
 	/* The trailer first: it covers everything before it. */
 	if (len < sizeof(MAGIC) || text[len - 1] != '\n')
 		return -EBADMSG;
@@ -330,9 +339,7 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 		len += (size_t)got;
 	close(fd);
 	text[len] = '\0';
-	/* A NUL inside would hide bytes from the string checks. */
-	r = len == (size_t)st.st_size && strlen(text) == len ? parse(text, len, k, out, n)
-							       : -EBADMSG;
+	r = len == (size_t)st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
 	free(text);
 	return r;
 }
@@ -372,15 +379,14 @@ __attribute__((format(printf, 2, 3))) static void put(struct sbuf *b, const char
 	b->len += (size_t)n;
 }
 
-int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
-		     const struct hwt_misaligned_cpu *e, unsigned n)
+int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
+		      unsigned n, char **text, size_t *len)
 {
 	struct sbuf b = { malloc(1024), 0, 1024, false };
 	unsigned kept = 0;
-	size_t plen = strlen(path), off = 0;
-	char *tmp;
-	int fd, r = 0;
 
+	*text = NULL;
+	*len = 0;
 	if (!b.p)
 		return -ENOMEM;
 	put(&b, "%sboot_id %s\nkernel %s\nmodel %s\nversion %s\n", MAGIC, k->boot_id, k->kernel,
@@ -401,10 +407,28 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 
 		put(&b, "end %u %016" PRIx64 "\n", kept, h);
 	}
-	tmp = malloc(plen + 16);
-	if (b.oom || !tmp) {
+	if (b.oom) {
 		free(b.p);
-		free(tmp);
+		return -ENOMEM;
+	}
+	*text = b.p;
+	*len = b.len;
+	return 0;
+}
+
+int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
+		     const struct hwt_misaligned_cpu *e, unsigned n)
+{
+	size_t plen = strlen(path), off = 0, len;
+	char *text, *tmp;
+	int fd, r;
+
+	r = hwt__cache_format(k, e, n, &text, &len);
+	if (r)
+		return r;
+	tmp = malloc(plen + 16);
+	if (!tmp) {
+		free(text);
 		return -ENOMEM;
 	}
 	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
@@ -415,8 +439,8 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 	}
 	if (fchmod(fd, 0600))
 		r = -errno;
-	while (!r && off < b.len) {
-		ssize_t w = write(fd, b.p + off, b.len - off);
+	while (!r && off < len) {
+		ssize_t w = write(fd, text + off, len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -435,6 +459,6 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 		unlink(tmp);
 out:
 	free(tmp);
-	free(b.p);
+	free(text);
 	return r;
 }

@@ -132,5 +132,13 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 /* Replace path atomically with these entries (UNKNOWN ones are skipped). */
 int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 		     const struct hwt_misaligned_cpu *e, unsigned n);
+/* The two halves, without files: the text hwt__cache_store writes (*text
+ * malloc'd, NUL-terminated, *len bytes; -ENOMEM), and what hwt__cache_load
+ * makes of a file's len bytes (text[len] must be NUL): 0 with *out and *n
+ * set, or an error with *out NULL and *n 0. */
+int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
+		      unsigned n, char **text, size_t *len);
+int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,
+		     struct hwt_misaligned_cpu **out, unsigned *n);
 
 #endif

@@ -75,6 +75,14 @@ tap_ok "HWTUNE_DISABLE_MSIPOLLING=1 honoured" \
 
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=1 cmdq $S --json --poll msi
 tap_ok "--poll beats the environment" ok_has '"poll": "msi"'
+# Found by tests/fuzz/cli_args (disable_msipolling in effect => no MSI polling
+# measured): the run above said disable_msipolling=1 (from the environment)
+# while it measured MSI polling, and --auto's queue obeyed the environment.
+tap_ok "--poll msi: the overridden environment is not reported in effect" \
+	ok_has '"disable_msipolling": false, "disable_msipolling_source": "default"'
+tap_run_env HWTUNE_DISABLE_MSIPOLLING=1 cmdq $S --poll both --auto
+tap_ok "--poll both: the overridden environment binds neither the report nor --auto" \
+	eval 'ok_has "MSI polling" "CONS polling" && ! has "disable_msipolling=1 (from" && ! has "disable_msipolling is set"'
 
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes cmdq $S
 tap_ok "bad HWTUNE_DISABLE_MSIPOLLING names the value" usage_err "'yes'"
@@ -89,6 +97,17 @@ usage "--entries-log2 6" "--entries-log2: invalid value '6'" --entries-log2 6
 usage "--batch larger than the queue" "--batch: invalid value '128'" --entries-log2 7 --batch 128
 usage "--msi-cost-ns -1" "'-1'" --msi-cost-ns -1
 usage "unknown option" "'--frobnicate'" --frobnicate
+# Found by tests/fuzz/cli_args: numbers are decimal or 0x hex, as documented;
+# strtoull's base 0 read "010" as octal 8, refused "08" and skipped blanks.
+tap_run cmdq --syncs 20 --segment 010 --json
+tap_ok "--segment 010 is ten, not octal" ok_has '"segment_syncs": 10,'
+tap_run cmdq --syncs 20 --segment 08 --poll sev --json
+tap_ok "--segment 08 is eight" ok_has '"segment_syncs": 8,'
+tap_run cmdq --syncs 20 --segment 0x0a --poll sev --json
+tap_ok "--segment 0x0a is hex ten" ok_has '"segment_syncs": 10,'
+usage "--threads with a leading blank" "--threads: invalid value ' 2'" --threads " 2"
+usage "--threads 0x" "--threads: invalid value '0x'" --threads 0x
+usage "--threads 0x0x2" "--threads: invalid value '0x0x2'" --threads 0x0x2
 
 tap_run cmdq --threads 8 --batch 32 --entries-log2 7 --syncs 64 --json
 tap_ok "--threads 8 --batch 32 --entries-log2 7 completes" \

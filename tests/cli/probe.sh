@@ -169,6 +169,11 @@ bad "smt mode" "'sideways'" --smt=sideways
 bad "unknown option" "'--bogus'" --bogus
 bad "stray argument" "'extra'" extra
 bad "budget with kernel window" "--kernel-window" --budget-ms 5 --kernel-window
+# Found by tests/fuzz/cli_args: numbers are decimal or 0x hex, as documented;
+# strtoull's base 0 read "010" as octal 8 and skipped leading blanks.
+tap_run probe --json --unaligned-scalar-speed=fast --budget-ms 010
+tap_ok "--budget-ms 010 is ten ms, not octal" test "$(number "$out" budget_us)" = 10000
+bad "budget with a leading blank" "' 5'" --budget-ms " 5"
 tap_run probe --cpus
 tap_ok "--cpus without a value: exit 2" status_is 2
 

@@ -497,6 +497,117 @@ TEST(cache_corrupt_files_are_rejected)
 	cleanup(path);
 }
 
+/* Found by tests/fuzz/cache_file: the reader's overflow guard was one digit
+ * short, so a file the writer wrote with a nanosecond field from
+ * 18446744073709551610 up to UINT64_MAX was rejected as corrupt (and the
+ * probe re-measured and rewrote it on every run). */
+TEST(cache_reads_back_uint64_max_fields)
+{
+	struct hwt_misaligned_cpu e[2], *got = NULL;
+	char path[512];
+	unsigned n = 0;
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct hwt_misaligned_cpu){ .cpu = 3, .speed = HWT_MISALIGNED_SLOW,
+					    .ratio_x100 = UINT32_MAX, .word_ns = UINT64_MAX,
+					    .byte_ns = UINT64_MAX - 5, .word_median_ns = UINT64_MAX - 9,
+					    .byte_median_ns = UINT64_MAX / 10 * 10, .samples = UINT32_MAX,
+					    .reps = UINT32_MAX };
+	e[1] = (struct hwt_misaligned_cpu){ .cpu = HWT_CPU_ID_MAX, .speed = HWT_MISALIGNED_FAST,
+					    .word_ns = 1, .byte_ns = 2 };
+	path_in(path, sizeof(path), tmpdir());
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 2));
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ_U64(got[0].word_ns, UINT64_MAX);
+	ASSERT_EQ_U64(got[0].byte_ns, UINT64_MAX - 5);
+	ASSERT_EQ_U64(got[0].word_median_ns, UINT64_MAX - 9);
+	ASSERT_EQ_U64(got[0].byte_median_ns, UINT64_MAX / 10 * 10);
+	ASSERT_EQ_U64(got[0].ratio_x100, UINT32_MAX);
+	ASSERT_EQ_U64(got[0].samples, UINT32_MAX);
+	ASSERT_EQ(got[1].cpu, HWT_CPU_ID_MAX);
+	free(got);
+	cleanup(path);
+}
+
+/* The same boundary from the other side: 2^64 and more do not fit and are
+ * refused, with a trailer that is otherwise right. */
+TEST(cache_rejects_fields_past_uint64_max)
+{
+	static const char *const bad[] = { "18446744073709551616", "18446744073709551619",
+					   "18446744073709551620", "99999999999999999999",
+					   "184467440737095516150" };
+	struct hwt_misaligned_cpu *got = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[1024];
+		uint64_t h = 0xcbf29ce484222325ull;
+		int len = snprintf(text, sizeof(text),
+				   "hwtune-misaligned-cache 1\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "version %s\ncpu 0 3 100 %s 2 3 4 5 6\n",
+				   key1.boot_id, key1.kernel, key1.model, key1.version, bad[i]);
+
+		for (int k = 0; k < len; k++)
+			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "end 1 %016llx\n",
+				(unsigned long long)h);
+		ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+		ASSERT_TRUE(got == NULL);
+		ASSERT_EQ(n, 0);
+		/* and the same file with a value that fits is read */
+		memcpy(strstr(text, bad[i]), "18446744073709551615", 20);
+		if (strlen(bad[i]) == 20) {
+			h = 0xcbf29ce484222325ull;
+			len = (int)(strstr(text, "end ") - text);
+			for (int k = 0; k < len; k++)
+				h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+			len += snprintf(text + len, sizeof(text) - (size_t)len, "end 1 %016llx\n",
+					(unsigned long long)h);
+			ASSERT_OK(hwt__cache_parse(text, (size_t)len, &key1, &got, &n));
+			ASSERT_EQ(n, 1);
+			ASSERT_EQ_U64(got[0].word_ns, UINT64_MAX);
+			free(got);
+			got = NULL;
+		}
+	}
+}
+
+/* Found by tests/fuzz/cache_file: "cpu 0 3 075 ..." with a right trailer was
+ * accepted as ratio 75, although the writer writes "75": an accepted file
+ * must be exactly the bytes the writer writes for its entries, so a number
+ * with a leading zero (in an entry or in the trailer's count) is refused. */
+TEST(cache_accepts_only_what_the_writer_writes)
+{
+	static const char *const lines[] = {
+		"cpu 0 3 075 142 975 150 990 77 4\n", "cpu 00 3 75 142 975 150 990 77 4\n",
+		"cpu 0 03 75 142 975 150 990 77 4\n", "cpu 0 3 75 142 975 150 990 77 04\n",
+		"cpu 0 3 75 0142 975 150 990 77 4\n",
+	};
+	struct hwt_misaligned_cpu *got = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i <= sizeof(lines) / sizeof(lines[0]); i++) {
+		char text[1024];
+		uint64_t h = 0xcbf29ce484222325ull;
+		/* the last case: a good line, and a count of "01" */
+		bool last = i == sizeof(lines) / sizeof(lines[0]);
+		int len = snprintf(text, sizeof(text),
+				   "hwtune-misaligned-cache 1\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "version %s\n%s",
+				   key1.boot_id, key1.kernel, key1.model, key1.version,
+				   last ? "cpu 0 3 75 142 975 150 990 77 4\n" : lines[i]);
+
+		for (int k = 0; k < len; k++)
+			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "end %s %016llx\n",
+				last ? "01" : "1", (unsigned long long)h);
+		if (hwt__cache_parse(text, (size_t)len, &key1, &got, &n) != -EBADMSG)
+			TLOG("case %zu accepted", i);
+		ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+	}
+}
+
 TEST(cache_location_follows_xdg)
 {
 	char path[512], want[512], *d = tmpdir();

@@ -22,12 +22,20 @@ void cli_error(const char *fmt, ...)
 
 bool cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	const char *digits = "0123456789", *p = s;
+	unsigned long long v = 0;
+	int base = 10;
+	bool ok;
 
+	/* Only digits after the prefix: strtoull alone would skip blanks, take
+	 * a sign, read "010" as octal and "0x" twice. */
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2, base = 16, digits = "0123456789abcdefABCDEF";
+	ok = *p && p[strspn(p, digits)] == '\0';
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (!*s || *s == '-' || *s == '+' || *end || errno || v < min || v > max) {
+	if (ok)
+		v = strtoull(p, NULL, base);
+	if (!ok || errno || v < min || v > max) {
 		cli_error("%s: invalid value '%s' (expected %llu..%llu)", opt, s,
 			  (unsigned long long)min, (unsigned long long)max);
 		return false;

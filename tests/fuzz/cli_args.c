@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: the hwtune command line, every command, parse step only
+ * (tools/commands.c cli_parse: nothing is measured).
+ *
+ * Input: one byte choosing the environment (bits 0-1
+ * HWTUNE_UNALIGNED_SCALAR_SPEED unset/"fast"/"bogus"/"", bits 2-3
+ * HWTUNE_DISABLE_MSIPOLLING unset/"1"/"0"/"yes"), then argv[1..] as
+ * NUL-separated words (argv[0] is "hwtune"; at most 64 words).
+ * Properties:
+ *  - the answer is CLI_RUN, 0 or 2 (CLI_EXIT_USAGE), and the same twice;
+ *  - 2: one line on stderr, "hwtune: ...\n" (more only if it quotes a word
+ *    with a newline), nothing on stdout: bad usage always says what is
+ *    wrong; 0: help or version text on stdout, nothing on stderr;
+ *    CLI_RUN: nothing printed yet;
+ *  - CLI_RUN: the options are in their documented ranges and consistent
+ *    (probe: budget 1..60000 ms and not with --kernel-window, --cpus
+ *    allowed here, refresh iff asked to measure; cmdq: a batch and its
+ *    sync fit the queue, disable_msipolling in effect only without MSI
+ *    polling, ...),
+ *    and every numeric option holds the value its last occurrence spells
+ *    in the documented syntax, decimal or 0x hex (util/cli.h); decode's
+ *    dwords are the hex its two arguments spell.
+ */
+#include "fuzz/fuzz.h"
+
+#include "cli.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#define MAX_ARGS 64
+
+struct captured {
+	char *out, *err;
+	size_t nout, nerr;
+};
+
+static int parse_captured(int argc, char **argv, struct cli_args *a, struct captured *c)
+{
+	FILE *saved_out = stdout, *saved_err = stderr;
+	FILE *mo = open_memstream(&c->out, &c->nout), *me = open_memstream(&c->err, &c->nerr);
+	int r;
+
+	FUZZ_ASSERT(mo && me, "open_memstream");
+	stdout = mo;
+	stderr = me;
+	r = cli_parse(argc, argv, a);
+	stdout = saved_out;
+	stderr = saved_err;
+	fclose(mo);
+	fclose(me);
+	return r;
+}
+
+/* util/cli.h: "an unsigned decimal (or 0x hex) value". */
+static bool ref_number(const char *s, uint64_t *v)
+{
+	unsigned base = 10;
+	uint64_t x = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return false;
+		if (x > (UINT64_MAX - d) / base)
+			return false;
+		x = x * base + d;
+	}
+	*v = x;
+	return true;
+}
+
+/* The value of the last occurrence of option want ("--name=V" or "--name V")
+ * in a command line that parsed; opts lists the options taking a value. */
+static const char *last_value(int argc, char **argv, const char *const *opts, const char *want)
+{
+	const char *v = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		for (const char *const *o = opts; *o; o++) {
+			size_t n = strlen(*o);
+			const char *val;
+
+			if (strncmp(argv[i], *o, n) || (argv[i][n] != '=' && argv[i][n] != '\0'))
+				continue;
+			FUZZ_ASSERT(argv[i][n] == '=' || i + 1 < argc, "%s without a value parsed", *o);
+			val = argv[i][n] == '=' ? argv[i] + n + 1 : argv[++i];
+			if (!strcmp(*o, want))
+				v = val;
+			break;
+		}
+	}
+	return v;
+}
+
+/* Option name's value (if given) spells the number the parser stored. */
+static void check_number(int argc, char **argv, const char *const *opts, const char *name,
+			 uint64_t stored, uint64_t scale)
+{
+	const char *v = last_value(argc, argv, opts, name);
+	uint64_t want;
+
+	if (!v)
+		return;
+	FUZZ_ASSERT(ref_number(v, &want), "%s '%s' accepted, but it is not decimal or 0x hex",
+		    name, v);
+	FUZZ_ASSERT(stored == want * scale, "%s '%s' stored as %llu, not %llu", name, v,
+		    (unsigned long long)stored, (unsigned long long)(want * scale));
+}
+
+static void check_probe(int argc, char **argv, const struct cli_args *a)
+{
+	static const char *const opts[] = { "--cpus", "--budget-ms", "--smt",
+					    "--unaligned-scalar-speed", NULL };
+	const struct hwt_misaligned_opts *o = &a->probe;
+	const unsigned known = HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
+			       HWT_MISALIGNED_SMT_APART | HWT_MISALIGNED_NO_CACHE |
+			       HWT_MISALIGNED_REFRESH;
+	const unsigned measure = HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
+				 HWT_MISALIGNED_SMT_APART;
+
+	FUZZ_ASSERT(!(o->flags & ~known), "probe flags 0x%x", o->flags);
+	FUZZ_ASSERT(o->budget_us == 0 || (o->budget_us >= 1000 &&
+					  o->budget_us <= HWT_MISALIGNED_MAX_BUDGET_US),
+		    "budget %u us", o->budget_us);
+	FUZZ_ASSERT(!(o->budget_us && (o->flags & HWT_MISALIGNED_KERNEL_WINDOW)),
+		    "--budget-ms with --kernel-window");
+	FUZZ_ASSERT(o->override_speed == 0 || (o->override_speed >= HWT_MISALIGNED_SLOW &&
+					       o->override_speed <= HWT_MISALIGNED_UNSUPPORTED),
+		    "override %d", (int)o->override_speed);
+	FUZZ_ASSERT(!!(o->flags & HWT_MISALIGNED_REFRESH) == (!!(o->flags & measure) || o->budget_us),
+		    "refresh 0x%x with budget %u", o->flags, o->budget_us);
+	FUZZ_ASSERT(!o->cache_dir && !o->sysfs_root, "probe dirs set");
+	if (a->have_cpus) {
+		struct hwt_cpus ok = HWT_CPUS_INIT;
+
+		FUZZ_ASSERT(a->cpus.n > 0, "--cpus: an empty set");
+		FUZZ_ASSERT(hwt_cpu_allowed(&ok) == 0, "allowed CPUs");
+		for (unsigned i = 0; i < a->cpus.n; i++)
+			FUZZ_ASSERT(hwt_cpus_has(&ok, a->cpus.cpu[i]), "--cpus: CPU %d not allowed",
+				    a->cpus.cpu[i]);
+		hwt_cpus_free(&ok);
+	} else {
+		FUZZ_ASSERT(a->cpus.n == 0, "CPUs without --cpus");
+	}
+	check_number(argc, argv, opts, "--budget-ms", o->budget_us, 1000);
+}
+
+static void check_cmdq(int argc, char **argv, const struct cli_args *a)
+{
+	static const char *const opts[] = {
+		"--poll", "--handler", "--threads", "--batch", "--syncs", "--segment",
+		"--entries-log2", "--device-cpu", "--producer-cpu", "--msi-cost-ns",
+		"--sev-cost-ns", "--cmd-cost-ns", "--timeout-ms", NULL,
+	};
+	const struct cmdq_opts *o = &a->cmdq;
+
+	FUZZ_ASSERT(o->mode[CMDQ_MSI] || o->mode[CMDQ_SEV], "no completion mode");
+	FUZZ_ASSERT(!(o->disable_msi && o->mode[CMDQ_MSI]), "MSI polling measured while disabled");
+	FUZZ_ASSERT(o->disable_src >= CMDQ_SRC_DEFAULT && o->disable_src <= CMDQ_SRC_FLAG &&
+			    o->disable_msi == (o->disable_src != CMDQ_SRC_DEFAULT),
+		    "disable_msi %d from %d", o->disable_msi, o->disable_src);
+	FUZZ_ASSERT(o->threads >= 1 && o->threads <= 256, "threads %u", o->threads);
+	FUZZ_ASSERT(o->entries_log2 >= HWT_CMDQ_MIN_SHIFT &&
+			    o->entries_log2 <= HWT_SMMU_DEV_CMDQS_MAX,
+		    "entries_log2 %u", o->entries_log2);
+	FUZZ_ASSERT(o->batch + 1 <= 1u << o->entries_log2, "batch %u in a queue of 2^%u", o->batch,
+		    o->entries_log2);
+	FUZZ_ASSERT(o->syncs >= 1 && o->syncs <= 5000000, "syncs %llu",
+		    (unsigned long long)o->syncs);
+	FUZZ_ASSERT(o->seg <= 1000000, "segment %u", o->seg);
+	FUZZ_ASSERT(o->timeout_ms >= 1 && o->timeout_ms <= 600000, "timeout %llu",
+		    (unsigned long long)o->timeout_ms);
+	for (int i = 0; i < 3; i++)
+		FUZZ_ASSERT(o->cost[i] <= HWT_SMMU_DEV_NS_MAX, "cost[%d] %u", i, o->cost[i]);
+	FUZZ_ASSERT(o->device_cpu >= -1 && o->device_cpu <= HWT_CPU_ID_MAX &&
+			    o->producer_cpu >= -1 && o->producer_cpu <= HWT_CPU_ID_MAX,
+		    "cpus %d %d", o->device_cpu, o->producer_cpu);
+	check_number(argc, argv, opts, "--threads", o->threads, 1);
+	check_number(argc, argv, opts, "--batch", o->batch, 1);
+	check_number(argc, argv, opts, "--syncs", o->syncs, 1);
+	check_number(argc, argv, opts, "--segment", o->seg, 1);
+	check_number(argc, argv, opts, "--entries-log2", o->entries_log2, 1);
+	check_number(argc, argv, opts, "--device-cpu", (uint64_t)o->device_cpu, 1);
+	check_number(argc, argv, opts, "--producer-cpu", (uint64_t)o->producer_cpu, 1);
+	check_number(argc, argv, opts, "--msi-cost-ns", o->cost[0], 1);
+	check_number(argc, argv, opts, "--sev-cost-ns", o->cost[1], 1);
+	check_number(argc, argv, opts, "--cmd-cost-ns", o->cost[2], 1);
+	check_number(argc, argv, opts, "--timeout-ms", o->timeout_ms, 1);
+}
+
+/* 1 to 16 hex digits after an optional 0x. */
+static bool ref_dword(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t n;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strlen(s);
+	if (n < 1 || n > 16 || strspn(s, "0123456789abcdefABCDEF") != n)
+		return false;
+	for (; *s; s++)
+		x = x << 4 | (uint64_t)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+	*v = x;
+	return true;
+}
+
+static void check_decode(int argc, char **argv, const struct cli_args *a)
+{
+	const char *pos[2];
+	int npos = 0;
+	bool json = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else
+			FUZZ_ASSERT(npos < 2 && !(argv[i][0] == '-' && argv[i][1]),
+				    "decode accepted '%s'", argv[i]);
+		if (strcmp(argv[i], "--json"))
+			pos[npos++] = argv[i];
+	}
+	FUZZ_ASSERT(npos == 2 && json == a->json, "decode: %d dwords, json %d", npos, a->json);
+	for (int k = 0; k < 2; k++) {
+		uint64_t v;
+
+		FUZZ_ASSERT(ref_dword(pos[k], &v), "dword '%s' accepted", pos[k]);
+		FUZZ_ASSERT(v == a->dw[k], "dword '%s' parsed as 0x%llx", pos[k],
+			    (unsigned long long)a->dw[k]);
+	}
+}
+
+static void check_main(int argc, char **argv, const struct cli_args *a)
+{
+	bool no_cache = false;
+
+	for (int i = 1; i < argc; i++) {
+		FUZZ_ASSERT(!strcmp(argv[i], "--no-cache"), "the main job accepted '%s'", argv[i]);
+		no_cache = true;
+	}
+	FUZZ_ASSERT(a->probe.flags == (no_cache ? HWT_MISALIGNED_NO_CACHE : 0u),
+		    "main job flags 0x%x", a->probe.flags);
+	FUZZ_ASSERT(a->probe.override_speed == 0 ||
+			    (a->probe.override_speed >= HWT_MISALIGNED_SLOW &&
+			     a->probe.override_speed <= HWT_MISALIGNED_UNSUPPORTED),
+		    "override %d", (int)a->probe.override_speed);
+}
+
+static void set_env(unsigned sel)
+{
+	static const char *const speed[] = { NULL, "fast", "bogus", "" };
+	static const char *const msi[] = { NULL, "1", "0", "yes" };
+
+	if (speed[sel & 3])
+		setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", speed[sel & 3], 1);
+	else
+		unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	if (msi[sel >> 2 & 3])
+		setenv("HWTUNE_DISABLE_MSIPOLLING", msi[sel >> 2 & 3], 1);
+	else
+		unsetenv("HWTUNE_DISABLE_MSIPOLLING");
+}
+
+static size_t count_char(const char *s, size_t n, char ch)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == ch;
+	return k;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *argv[MAX_ARGS + 2], *words;
+	struct cli_args a, b;
+	struct captured c = { 0 }, c2 = { 0 };
+	int argc = 1, r, r2;
+	bool newlines;
+
+	if (!size)
+		return 0;
+	set_env(data[0]);
+	/* argv[1..]: the words of data[1..], each NUL-terminated */
+	words = malloc(size);
+	FUZZ_ASSERT(words != NULL, "malloc");
+	memcpy(words, data + 1, size - 1);
+	words[size - 1] = '\0';
+	argv[0] = "hwtune";
+	if (size > 1) {
+		for (char *p = words; argc <= MAX_ARGS && p < words + size; p += strlen(p) + 1)
+			argv[argc++] = p;
+	}
+	argv[argc] = NULL;
+	/* a message may quote a word with a newline in it */
+	newlines = count_char(words, size - 1, '\n') != 0;
+
+	r = parse_captured(argc, argv, &a, &c);
+	FUZZ_ASSERT(r == CLI_RUN || r == 0 || r == CLI_EXIT_USAGE, "cli_parse = %d", r);
+	if (r == CLI_EXIT_USAGE) {
+		FUZZ_ASSERT(c.nout == 0, "bad usage printed on stdout: %.*s", (int)c.nout, c.out);
+		FUZZ_ASSERT(c.nerr > 9 && !strncmp(c.err, "hwtune: ", 8) &&
+				    c.err[c.nerr - 1] == '\n' &&
+				    (newlines || count_char(c.err, c.nerr, '\n') == 1),
+			    "bad usage must say why in one line, said: '%.*s'", (int)c.nerr, c.err);
+	} else if (r == 0) {
+		FUZZ_ASSERT(c.nout > 0 && c.nerr == 0, "help: %zu bytes out, err '%.*s'", c.nout,
+			    (int)c.nerr, c.err);
+	} else {
+		const char *cmd = argc > 1 ? argv[1] : "";
+
+		FUZZ_ASSERT(c.nout == 0 && c.nerr == 0, "parse printed '%.*s' '%.*s'", (int)c.nout,
+			    c.out, (int)c.nerr, c.err);
+		FUZZ_ASSERT(a.run != NULL, "CLI_RUN without a run step");
+		if (a.run == probe_run) {
+			FUZZ_ASSERT(!strcmp(cmd, "probe"), "probe for '%s'", cmd);
+			check_probe(argc - 1, argv + 1, &a);
+		} else if (a.run == cmdq_cmd_run) {
+			FUZZ_ASSERT(!strcmp(cmd, "cmdq"), "cmdq for '%s'", cmd);
+			check_cmdq(argc - 1, argv + 1, &a);
+		} else if (a.run == decode_run) {
+			FUZZ_ASSERT(!strcmp(cmd, "decode"), "decode for '%s'", cmd);
+			check_decode(argc - 1, argv + 1, &a);
+		} else {
+			FUZZ_ASSERT(a.run == main_run, "an unknown run step");
+			FUZZ_ASSERT(argc == 1 || argv[1][0] == '-', "the main job for '%s'", cmd);
+			check_main(argc, argv, &a);
+		}
+	}
+	/* the same again: no hidden state */
+	r2 = parse_captured(argc, argv, &b, &c2);
+	FUZZ_ASSERT(r2 == r && c.nout == c2.nout && c.nerr == c2.nerr &&
+			    !memcmp(c.out, c2.out, c.nout) && !memcmp(c.err, c2.err, c.nerr),
+		    "a second parse answered %d, not %d", r2, r);
+	if (r == CLI_RUN) {
+		FUZZ_ASSERT(a.run == b.run && a.json == b.json && a.have_cpus == b.have_cpus &&
+				    !memcmp(&a.probe, &b.probe, sizeof(a.probe)) &&
+				    !memcmp(&a.cmdq, &b.cmdq, sizeof(a.cmdq)) &&
+				    !memcmp(a.dw, b.dw, sizeof(a.dw)) && a.cpus.n == b.cpus.n &&
+				    (!a.cpus.n ||
+				     !memcmp(a.cpus.cpu, b.cpus.cpu, a.cpus.n * sizeof(int))),
+			    "a second parse gave other options");
+	}
+	cli_args_free(&a);
+	cli_args_free(&b);
+	free(c.out);
+	free(c.err);
+	free(c2.out);
+	free(c2.err);
+	free(words);
+	return 0;
+}
