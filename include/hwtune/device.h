@@ -138,8 +138,12 @@ HWT_API int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev);
 /*
  * stop, then free.  Destroy the device's queue first (hwt_cmdq_destroy).
  * If a queue is still attached the device stops at once (the queue's calls
- * fail with -ENODEV) and its memory is freed when that queue is destroyed;
- * the device itself must not be used after this call either way.
+ * that wait on the device fail with -ENODEV; one without a CMD_SYNC that
+ * finds space still returns 0, its commands never consumed) and its memory
+ * is freed when that queue is destroyed; if that destroy leaks the queue
+ * (a device that never acknowledged the disable), the device is leaked with
+ * it.  A hwt_cmdq_create on this device must have returned before this call
+ * starts.  The device itself must not be used after this call either way.
  */
 HWT_API void hwt_smmu_dev_destroy(struct hwt_smmu_dev *dev);
 

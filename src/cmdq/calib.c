@@ -7,10 +7,17 @@
  * the state back to CALIB_PENDING: that call and those that waited for it
  * return the error, and the next use measures again.
  *
+ * The calib word: the state in bits 1:0 (impl.h) and, above, the generation
+ * of the attempt, raised by each failure, so that a waiter waits for its
+ * attempt only.  NONE and DONE are exact values (generation 0).  An explicit
+ * hwt_cmdq_calibrate() claims the word as a first use does (-EBUSY while an
+ * attempt runs).
+ *
  * R_CALIB/A_CALIB: the mode (q->msipoll: chosen, or restored after a failed
  * measurement) and calib_err are published by the release store of
- * CALIB_DONE or CALIB_PENDING; issuers load calib with acquire before they
- * insert, and the CAS that starts a new attempt acquires too.
+ * CALIB_DONE or of the next generation's CALIB_PENDING; issuers load calib
+ * with acquire before they insert, and the CAS that starts an attempt
+ * acquires too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,70 +74,120 @@ bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q)
 	return (idr0 & HWT_SMMU_IDR0_MSI) && (idr0 & HWT_SMMU_IDR0_COHACC);
 }
 
-int hwt_cmdq_calibrate(struct hwt_cmdq *q)
+/* Measure both modes; with auto_poll, keep the faster.  The caller owns
+ * the measurement (calib RUNNING, or a queue without auto mode). */
+static int measure_and_choose(struct hwt_cmdq *q, bool choose)
 {
 	uint64_t msi, sev;
+	int err = measure_modes(q, &msi, &sev);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&q->info_lock);
+	q->info.msi_ns = msi;
+	q->info.sev_ns = sev;
+	if (choose) {
+		q->msipoll = msi <= sev;
+		q->info.msipolling = q->msipoll;
+		q->info.measured = true;
+		snprintf(q->info.reason, sizeof(q->info.reason),
+			 "auto: empty-queue CMD_SYNC %llu ns with MSI polling, %llu ns with CONS "
+			 "polling (median of %d rounds of %d): %s",
+			 (unsigned long long)msi, (unsigned long long)sev, CALIB_ROUNDS, CALIB_SYNCS,
+			 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
+	}
+	pthread_mutex_unlock(&q->info_lock);
+	return 0;
+}
+
+/* A failed attempt of generation gen: record it, then PENDING of the next
+ * generation (R_CALIB: pairs with A_CALIB; calib_err is published by it,
+ * and the waiters of this attempt see the word change). */
+static void attempt_failed(struct hwt_cmdq *q, uint32_t gen, int err)
+{
+	bool msi = q->msipoll; /* read while we own it; the log comes after */
+
+	pthread_mutex_lock(&q->info_lock);
+	snprintf(q->info.reason, sizeof(q->info.reason),
+		 "auto: not measured yet (the last try failed: %s; the next use measures)",
+		 strerror(-err));
+	pthread_mutex_unlock(&q->info_lock);
+	atomic_store_explicit(&q->calib_err, err, memory_order_relaxed);
+	atomic_store_explicit(&q->calib, (gen + CALIB_GEN_ONE) | CALIB_PENDING,
+			      memory_order_release); /* R_CALIB */
+	hwt__cmdq_log(q, "auto polling: measurement failed (%s): %s polling until a later use "
+		      "measures", strerror(-err), msi ? "MSI" : "CONS");
+}
+
+int hwt_cmdq_calibrate(struct hwt_cmdq *q)
+{
+	uint32_t st;
 	int err;
 
 	if (!q)
 		return -EINVAL;
 	if (!hwt__cmdq_msi_capable(q))
 		return -EOPNOTSUPP;
-	err = measure_modes(q, &msi, &sev);
-	if (err)
-		return err;
-	pthread_mutex_lock(&q->info_lock);
-	q->info.msi_ns = msi;
-	q->info.sev_ns = sev;
-	if (atomic_load_explicit(&q->calib, memory_order_relaxed) == CALIB_NONE) {
-		pthread_mutex_unlock(&q->info_lock);
-		return 0; /* measured for the report; the configured mode stays */
-	}
-	q->msipoll = msi <= sev;
-	q->info.msipolling = q->msipoll;
-	q->info.measured = true;
-	snprintf(q->info.reason, sizeof(q->info.reason),
-		 "auto: empty-queue CMD_SYNC %llu ns with MSI polling, %llu ns with CONS polling "
-		 "(median of %d rounds of %d): %s",
-		 (unsigned long long)msi, (unsigned long long)sev, CALIB_ROUNDS, CALIB_SYNCS,
-		 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
-	pthread_mutex_unlock(&q->info_lock);
-	/* R_CALIB: pairs with A_CALIB, issuers see the chosen mode. */
-	atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release);
-	return 0;
+	/* A_CALIB: pairs with R_CALIB. */
+	st = atomic_load_explicit(&q->calib, memory_order_acquire);
+	if (st == CALIB_NONE)
+		return measure_and_choose(q, false); /* for the report; the mode stays */
+	/* Claim the measurement, as a first use does: an issuer's first use
+	 * must not measure (or choose) beside us. */
+	do
+		if ((st & CALIB_STATE) == CALIB_RUNNING)
+			return -EBUSY;
+	while (!atomic_compare_exchange_weak_explicit(&q->calib, &st,
+						      (st & ~CALIB_STATE) | CALIB_RUNNING,
+						      memory_order_acquire, /* A_CALIB */
+						      memory_order_acquire));
+	err = measure_and_choose(q, true);
+	if (!err)
+		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
+	else if (st == CALIB_DONE) /* the earlier choice stands (measure_modes restored it) */
+		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
+	else
+		attempt_failed(q, st & ~CALIB_STATE, err);
+	return err;
 }
 
 int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 {
-	uint32_t st = CALIB_PENDING;
+	/* A_CALIB: pairs with R_CALIB (DONE, or a failed attempt's PENDING). */
+	uint32_t st = atomic_load_explicit(&q->calib, memory_order_acquire), seen;
 	struct hwt__backoff b = { 0 };
+	int err;
 
-	/* A_CALIB: a failed attempt's R_CALIB (its restored q->msipoll). */
-	if (atomic_compare_exchange_strong_explicit(&q->calib, &st, CALIB_RUNNING,
-						    memory_order_acquire, memory_order_acquire)) {
-		int err = hwt_cmdq_calibrate(q); /* on success: CALIB_DONE (R_CALIB) */
-
-		if (err) {
-			hwt__cmdq_log(q, "auto polling: measurement failed (%s): %s polling until a "
-					 "later use measures", strerror(-err), q->msipoll ? "MSI" : "CONS");
-			pthread_mutex_lock(&q->info_lock);
-			snprintf(q->info.reason, sizeof(q->info.reason),
-				 "auto: not measured yet (the last try failed: %s; the next use "
-				 "measures)", strerror(-err));
-			pthread_mutex_unlock(&q->info_lock);
-			atomic_store_explicit(&q->calib_err, err, memory_order_relaxed);
-			/* R_CALIB: pairs with A_CALIB; the next use measures again. */
-			atomic_store_explicit(&q->calib, CALIB_PENDING, memory_order_release);
+	for (;;) {
+		if (st == CALIB_DONE || st == CALIB_NONE)
+			return 0;
+		if ((st & CALIB_STATE) == CALIB_RUNNING)
+			break;
+		/* PENDING: measure ourselves.  A_CALIB (the CAS): a failed
+		 * attempt's R_CALIB, its restored q->msipoll. */
+		if (atomic_compare_exchange_weak_explicit(&q->calib, &st,
+							  (st & ~CALIB_STATE) | CALIB_RUNNING,
+							  memory_order_acquire, memory_order_acquire)) {
+			err = measure_and_choose(q, true);
+			if (err)
+				attempt_failed(q, st & ~CALIB_STATE, err);
+			else
+				atomic_store_explicit(&q->calib, CALIB_DONE,
+						      memory_order_release); /* R_CALIB */
+			return err;
 		}
-		return err;
 	}
-	/* Another issuer measures (RUNNING) or has (DONE): wait for it, a live
-	 * thread whose every wait on the device is bounded. */
-	while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == CALIB_RUNNING) /* A_CALIB */
+	/*
+	 * Another issuer measures: wait for this attempt (the word, generation
+	 * included) to end, a live thread whose every wait on the device is
+	 * bounded.  Waiting for "not RUNNING" instead could wait forever: a
+	 * retrying thread turns PENDING back into RUNNING at once (ABA).  Any
+	 * change but DONE means our attempt failed: its error was published
+	 * with that change (or, if a new attempt started since, with the
+	 * release sequence its CAS continues).
+	 */
+	seen = st;
+	while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen) /* A_CALIB: R_CALIB */
 		hwt__backoff_wait(&b);
-	if (st == CALIB_DONE)
-		return 0;
-	/* PENDING again: the measurement we waited for failed. */
-	return atomic_load_explicit(&q->calib_err, memory_order_relaxed);
+	return st == CALIB_DONE ? 0 : atomic_load_explicit(&q->calib_err, memory_order_relaxed);
 }
-

@@ -575,7 +575,7 @@ static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n
 		return 0;
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
-	if (calib == CALIB_PENDING || calib == CALIB_RUNNING) {
+	if (calib != CALIB_NONE && calib != CALIB_DONE) { /* PENDING or RUNNING, any generation */
 		int err = hwt__cmdq_calibrate_first_use(q);
 
 		if (err)

@@ -23,6 +23,8 @@
 /* auto_poll (calib.c): NONE (no auto mode) or PENDING -> RUNNING (one issuer
  * measures) -> DONE, or back to PENDING when the measurement failed. */
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
+#define CALIB_STATE 3u   /* the state's bits; above them the attempt's generation */
+#define CALIB_GEN_ONE 4u
 
 struct hwt_cmdq {
 	/* Written by every producer: one line each (calib is read by every

@@ -980,6 +980,83 @@ TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
 	hwt_smmu_dev_destroy(dev);
 }
 
+struct retrier {
+	struct hwt_cmdq *q;
+	_Atomic bool stop;
+	unsigned tries;
+};
+
+static void *retry_syncs(void *arg)
+{
+	struct retrier *r = arg;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		hwt_cmdq_sync(r->q); /* each one a failing measurement */
+		r->tries++;
+	}
+	return NULL;
+}
+
+/*
+ * A thread that waits for another's auto_poll measurement waits for that
+ * attempt only: with the device paused and a thread retrying at once, the
+ * state goes RUNNING -> PENDING -> RUNNING within nanoseconds, and a waiter
+ * that waited for "not RUNNING" could wait through attempt after attempt.
+ */
+TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct retrier r = { 0 };
+	struct hwt_smmu_dev *dev;
+	uint64_t t0, took;
+	pthread_t t;
+
+	auto_rig(&dev, &r.q, &log); /* timeout 100 ms */
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
+	hwt__sleep_ns(30000000); /* the retrier is in an attempt */
+	t0 = hwt__now_ns();
+	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
+	took = hwt__now_ns() - t0;
+	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
+	pthread_join(t, NULL);
+	TLOG("the waiter returned after %llu ms; the retrier made %u attempts",
+	     (unsigned long long)(took / 1000000), r.tries);
+	/* one attempt (100 ms) to wait for, then at most its own */
+	ASSERT_TRUE(took < 1000000000ull);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(r.q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* An explicit hwt_cmdq_calibrate() while a first use measures: -EBUSY, not
+ * a second measurement beside it. */
+TEST_TIMEOUT(explicit_calibrate_during_a_first_use_is_busy, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct retrier r = { 0 };
+	struct hwt_smmu_dev *dev;
+	pthread_t t;
+
+	auto_rig(&dev, &r.q, &log);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
+	hwt__sleep_ns(30000000);
+	ASSERT_EQ(hwt_cmdq_calibrate(r.q), -EBUSY);
+	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
+	pthread_join(t, NULL);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_calibrate(r.q));
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(r.q);
+	hwt_smmu_dev_destroy(dev);
+}
+
 /* A call whose first-use measurement failed returns that error and inserts
  * nothing (here a CFGI_STE without a sync, which would otherwise queue). */
 TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
