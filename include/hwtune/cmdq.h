@@ -163,8 +163,8 @@ HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
  * must be running and no other thread may issue meanwhile: its calls would
  * be timed too).  Otherwise the first issue does it.  -EBUSY if a first
  * use is measuring right now; on another failure an earlier choice stands.
- * Also usable without auto_poll to measure for the report (the mode stays):
- * 0 or -errno.
+ * Also usable without auto_poll to measure for the report (the mode stays;
+ * there too no other thread may issue meanwhile): 0 or -errno.
  */
 HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q);
 

@@ -181,13 +181,18 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 	 * Another issuer measures: wait for this attempt (the word, generation
 	 * included) to end, a live thread whose every wait on the device is
 	 * bounded.  Waiting for "not RUNNING" instead could wait forever: a
-	 * retrying thread turns PENDING back into RUNNING at once (ABA).  Any
-	 * change but DONE means our attempt failed: its error was published
-	 * with that change (or, if a new attempt started since, with the
-	 * release sequence its CAS continues).
+	 * retrying thread turns PENDING back into RUNNING at once (ABA).
+	 * RUNNING of generation 0 seen after a change can only be an explicit
+	 * hwt_cmdq_calibrate() that started from DONE (generations only grow),
+	 * which ends in DONE: wait for it too.  Any other change but DONE
+	 * means our attempt failed: its error was published with that change
+	 * (or, if a new attempt started since, with the release sequence its
+	 * CAS continues).
 	 */
-	seen = st;
-	while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen) /* A_CALIB: R_CALIB */
-		hwt__backoff_wait(&b);
+	do {
+		seen = st;
+		while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen) /* A_CALIB: R_CALIB */
+			hwt__backoff_wait(&b);
+	} while (st == CALIB_RUNNING);
 	return st == CALIB_DONE ? 0 : atomic_load_explicit(&q->calib_err, memory_order_relaxed);
 }

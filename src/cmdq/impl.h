@@ -21,21 +21,24 @@
 #include "smmu/bus.h"
 
 /* auto_poll (calib.c): NONE (no auto mode) or PENDING -> RUNNING (one issuer
- * measures) -> DONE, or back to PENDING when the measurement failed. */
+ * measures) -> DONE, or back to PENDING of the next generation when the
+ * measurement failed; an explicit hwt_cmdq_calibrate also goes DONE ->
+ * RUNNING -> DONE. */
 enum { CALIB_NONE, CALIB_PENDING, CALIB_RUNNING, CALIB_DONE };
 #define CALIB_STATE 3u   /* the state's bits; above them the attempt's generation */
 #define CALIB_GEN_ONE 4u
 
 struct hwt_cmdq {
 	/* Written by every producer: one line each (calib is read by every
-	 * issue, written once). */
+	 * issue, written by each measurement attempt). */
 	alignas(HWT__CACHELINE) _Atomic uint64_t llq;
 	alignas(HWT__CACHELINE) _Atomic uint32_t owner_prod;
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
 	_Atomic int calib_err; /* the last failed measurement's error (relaxed: R_CALIB) */
 
-	/* Read-only after create (msipoll also changes in hwt_cmdq_calibrate,
-	 * which has the queue to itself). */
+	/* Read-only after create, but msipoll: written by the measurement
+	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
+	 * explicit hwt_cmdq_calibrate, which has the queue to itself. */
 	alignas(HWT__CACHELINE) unsigned shift;
 	bool msipoll;
 	bool sev;          /* IDR0.SEV: CONS waiters may sleep until an SEV */
