@@ -37,33 +37,45 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Mean ns per empty-queue sync, median over rounds; modes interleaved so
- * that machine noise and frequency changes hit both alike. */
-static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns)
+/*
+ * Mean ns per empty-queue sync, median over rounds; modes interleaved so
+ * that machine noise and frequency changes hit both alike.  The whole
+ * measurement gets timeout_ns, like any call (those that wait for it keep
+ * theirs too): the rounds finished by then count, and if not even one
+ * finished, *rounds is 0 and nothing was measured.
+ */
+static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns,
+			 unsigned *rounds)
 {
-	uint64_t t[2][CALIB_ROUNDS];
-	bool saved = q->msipoll;
+	uint64_t t[2][CALIB_ROUNDS], end = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
+	bool saved = q->msipoll, late = false;
+	unsigned r;
 	int err = 0;
 
-	for (int r = 0; r < CALIB_ROUNDS && !err; r++) {
-		for (int m = 0; m < 2 && !err; m++) {
-			uint64_t t0;
+	for (r = 0; r < CALIB_ROUNDS && !err && !late; r++) {
+		for (int m = 0; m < 2 && !err && !late; m++) {
+			uint64_t t0, t1 = 0;
 
 			q->msipoll = m == 0;
 			err = hwt__cmdq_insert(q, NULL, 0, true, NULL); /* warm the path */
 			t0 = hwt__now_ns();
-			for (int i = 0; i < CALIB_SYNCS && !err; i++)
+			for (int i = 0; i < CALIB_SYNCS && !err && !late; i++) {
 				err = hwt__cmdq_insert(q, NULL, 0, true, NULL);
-			t[m][r] = (hwt__now_ns() - t0) / CALIB_SYNCS;
+				late = (t1 = hwt__now_ns()) > end;
+			}
+			t[m][r] = (t1 - t0) / CALIB_SYNCS;
 		}
 	}
 	q->msipoll = saved;
 	if (err)
 		return err;
-	qsort(t[0], CALIB_ROUNDS, sizeof(uint64_t), cmp_u64);
-	qsort(t[1], CALIB_ROUNDS, sizeof(uint64_t), cmp_u64);
-	*msi_ns = t[0][CALIB_ROUNDS / 2];
-	*sev_ns = t[1][CALIB_ROUNDS / 2];
+	*rounds = late ? r - 1 : r; /* the round cut short does not count */
+	if (!*rounds)
+		return 0;
+	qsort(t[0], *rounds, sizeof(uint64_t), cmp_u64);
+	qsort(t[1], *rounds, sizeof(uint64_t), cmp_u64);
+	*msi_ns = t[0][*rounds / 2];
+	*sev_ns = t[1][*rounds / 2];
 	return 0;
 }
 
@@ -78,22 +90,30 @@ bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q)
  * the measurement (calib RUNNING, or a queue without auto mode). */
 static int measure_and_choose(struct hwt_cmdq *q, bool choose)
 {
-	uint64_t msi, sev;
-	int err = measure_modes(q, &msi, &sev);
+	uint64_t msi = 0, sev = 0;
+	unsigned rounds = 0;
+	int err = measure_modes(q, &msi, &sev, &rounds);
 
 	if (err)
 		return err;
 	pthread_mutex_lock(&q->info_lock);
 	q->info.msi_ns = msi;
 	q->info.sev_ns = sev;
-	if (choose) {
+	if (choose && !rounds) {
+		/* Too slow to measure here and now: keep the configured mode,
+		 * for good (retrying would slow every later call the same way). */
+		snprintf(q->info.reason, sizeof(q->info.reason),
+			 "auto: not measured (not one round of %d syncs per mode within the "
+			 "timeout, %llu ms): %s polling kept", CALIB_SYNCS,
+			 (unsigned long long)(q->timeout_ns / 1000000u), q->msipoll ? "MSI" : "CONS");
+	} else if (choose) {
 		q->msipoll = msi <= sev;
 		q->info.msipolling = q->msipoll;
 		q->info.measured = true;
 		snprintf(q->info.reason, sizeof(q->info.reason),
 			 "auto: empty-queue CMD_SYNC %llu ns with MSI polling, %llu ns with CONS "
-			 "polling (median of %d rounds of %d): %s",
-			 (unsigned long long)msi, (unsigned long long)sev, CALIB_ROUNDS, CALIB_SYNCS,
+			 "polling (median of %u rounds of %d): %s",
+			 (unsigned long long)msi, (unsigned long long)sev, rounds, CALIB_SYNCS,
 			 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
 	}
 	pthread_mutex_unlock(&q->info_lock);

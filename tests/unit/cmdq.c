@@ -927,7 +927,8 @@ TEST(batch_failed_quirk_sync_empties_the_batch)
 	hwt_smmu_dev_destroy(dev);
 }
 
-static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logbuf *log)
+static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logbuf *log,
+		     uint64_t timeout_ns)
 {
 	struct hwt_smmu_dev_config dc;
 	struct hwt_cmdq_options o;
@@ -936,7 +937,7 @@ static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logb
 	ASSERT_OK(hwt_smmu_dev_create(dev, &dc));
 	hwt_cmdq_options_default(&o);
 	o.auto_poll = true;
-	o.timeout_ns = 100000000;
+	o.timeout_ns = timeout_ns;
 	o.log = log_hook;
 	o.log_ctx = log;
 	ASSERT_OK(hwt_cmdq_create(q, *dev, &o));
@@ -954,7 +955,7 @@ TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
 	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq *q;
 
-	auto_rig(&dev, &q, &log);
+	auto_rig(&dev, &q, &log, 1000000000);
 	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV); /* not started */
 	hwt_cmdq_get_info(q, &info);
 	ASSERT_FALSE(info.measured);
@@ -1011,7 +1012,7 @@ TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
 	uint64_t t0, took;
 	pthread_t t;
 
-	auto_rig(&dev, &r.q, &log); /* timeout 100 ms */
+	auto_rig(&dev, &r.q, &log, 100000000);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_OK(hwt_smmu_dev_pause(dev));
 	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
@@ -1042,7 +1043,7 @@ TEST_TIMEOUT(explicit_calibrate_during_a_first_use_is_busy, 60)
 	pthread_t t;
 	int err;
 
-	auto_rig(&dev, &r.q, &log);
+	auto_rig(&dev, &r.q, &log, 100000000);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_OK(hwt_smmu_dev_pause(dev));
 	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
@@ -1071,7 +1072,7 @@ TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
 	struct hwt_cmdq_cmd c;
 	struct hwt_cmdq *q;
 
-	auto_rig(&dev, &q, &log);
+	auto_rig(&dev, &q, &log, 1000000000);
 	ASSERT_OK(hwt_smmu_dev_cfg_insert(dev, HWT_SMMU_CFG_STE, 7, 0));
 	tst_cmd_cfgi_ste(c.dw, 7);
 	ASSERT_OK(hwt_smmu_dev_start(dev));
@@ -1082,6 +1083,45 @@ TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
 	ASSERT_TRUE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
 	ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
 	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * A first-use measurement gets the call's timeout, like any wait: on a
+ * device whose every CMD_SYNC costs 1 ms, its 9 x 2 x 201 syncs would take
+ * 3.6 s (and every caller waiting for it with them); not one round fits
+ * in 200 ms, so the configured mode is kept, said so, and never retried.
+ */
+TEST_TIMEOUT(auto_mode_measurement_keeps_to_the_timeout, 60)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	uint64_t t0, took;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.msi_cost_ns = dc.sev_cost_ns = 1000000;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = 200000000;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	t0 = hwt__now_ns();
+	ASSERT_OK(hwt_cmdq_sync(q));
+	took = hwt__now_ns() - t0;
+	hwt_cmdq_get_info(q, &info);
+	TLOG("first use took %llu ms: %s", (unsigned long long)(took / 1000000), info.reason);
+	ASSERT_TRUE(took < 1000000000ull);
+	ASSERT_FALSE(info.measured);
+	ASSERT_TRUE(strstr(info.reason, "not measured") != NULL);
+	t0 = hwt__now_ns();
+	ASSERT_OK(hwt_cmdq_sync(q)); /* not measured again */
+	ASSERT_TRUE(hwt__now_ns() - t0 < 100000000ull);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
