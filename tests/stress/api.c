@@ -134,7 +134,8 @@ static void make_cmd(struct prod *pr, struct hwt_cmdq_cmd *c)
 }
 
 /* One call's result: 0 or -ETIMEDOUT (device paused too long) are fine. */
-static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool sync)
+static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool sync,
+		    const char *kind)
 {
 	struct scen *s = pr->s;
 	uint64_t took = now_ns() - t0;
@@ -152,7 +153,9 @@ static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool s
 		return;
 	}
 	mark(pr, from, pr->seq);
-	pr->sure_top = pr->seq;
+	if (pr->seq != from) /* not a sync-only call: those after failed calls would
+			      * count the failed calls' never-queued commands */
+		pr->sure_top = pr->seq;
 	atomic_fetch_add_explicit(&s->cmds, pr->seq - from, memory_order_relaxed);
 	if (sync) {
 		uint64_t last = atomic_load_explicit(&s->last[pr->id], memory_order_relaxed);
@@ -161,9 +164,13 @@ static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool s
 		/* everything this producer queued so far executed (in order, so
 		 * the last number says it; commands of calls that failed may
 		 * never have been queued, those of calls that succeeded were) */
-		if (pr->sure_top && last < pr->sure_top)
-			violation(s, "producer %u: CMD_SYNC returned at %llu of %llu", pr->id, last,
-				  pr->sure_top);
+		if (pr->sure_top && last < pr->sure_top) {
+			char fmt[96];
+
+			snprintf(fmt, sizeof(fmt), "producer %%u: CMD_SYNC (%s, from %llu) returned at "
+				 "%%llu of %%llu", kind, (unsigned long long)from);
+			violation(s, fmt, pr->id, last, pr->sure_top);
+		}
 	}
 }
 
@@ -183,7 +190,7 @@ static void *produce(void *arg)
 
 		if (what == 0) { /* a sync-only call */
 			err = hwt_cmdq_sync(s->q);
-			account(pr, err, t0, from, true);
+			account(pr, err, t0, from, true, "sync");
 		} else if (what == 1) { /* the batch API: up to 2 flushes, then submit */
 			n = below(&pr->rng, 3 * HWT_CMDQ_BATCH_ENTRIES);
 			for (unsigned i = 0; i < n && !err; i++) {
@@ -196,7 +203,7 @@ static void *produce(void *arg)
 			 * only a fully successful batch counts as sure */
 			if (err)
 				hwt_cmdq_batch_init(&pr->b, s->q);
-			account(pr, err, t0, from, !err);
+			account(pr, err, t0, from, !err, "batch");
 		} else {
 			for (unsigned i = 0; i < n; i++)
 				make_cmd(pr, &pr->c[i]);
@@ -204,7 +211,7 @@ static void *produce(void *arg)
 				n--; /* n + sync must fit the queue */
 			pr->seq = from + n;
 			err = hwt_cmdq_issue(s->q, pr->c, n, sync);
-			account(pr, err, t0, from, sync);
+			account(pr, err, t0, from, sync, "issue");
 		}
 		switch (below(&pr->rng, 16)) {
 		case 0: sched_yield(); break;
@@ -346,7 +353,7 @@ static void scenario(uint64_t *g, unsigned idx)
 
 		t0 = now_ns();
 		make_cmd(&pr[p], &pr[p].c[0]);
-		account(&pr[p], hwt_cmdq_issue(s->q, pr[p].c, 1, true), t0, from, true);
+		account(&pr[p], hwt_cmdq_issue(s->q, pr[p].c, 1, true), t0, from, true, "last");
 		ASSERT_OK(pr[p].fatal);
 	}
 	ASSERT_OK(hwt_cmdq_sync(s->q)); /* an ATC fault armed last fires here */
