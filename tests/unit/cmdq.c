@@ -982,7 +982,10 @@ TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
 }
 
 struct retrier {
+	struct logbuf log;
+	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq *q;
+	pthread_t t;
 	_Atomic bool stop;
 	unsigned tries;
 };
@@ -998,6 +1001,32 @@ static void *retry_syncs(void *arg)
 	return NULL;
 }
 
+/* An auto queue (timeout 100 ms) on a paused device, a thread retrying
+ * first uses on it, each a failing measurement, 30 ms into it. */
+static void start_retrier(struct retrier *r)
+{
+	pthread_mutex_init(&r->log.lock, NULL);
+	auto_rig(&r->dev, &r->q, &r->log, 100000000);
+	ASSERT_OK(hwt_smmu_dev_start(r->dev));
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	ASSERT_EQ(pthread_create(&r->t, NULL, retry_syncs, r), 0);
+	hwt__sleep_ns(30000000);
+}
+
+/* Stop the retrier, resume: the queue works (and measures when asked). */
+static void end_retrier(struct retrier *r, bool calibrate)
+{
+	atomic_store_explicit(&r->stop, true, memory_order_relaxed);
+	pthread_join(r->t, NULL);
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	if (calibrate)
+		ASSERT_OK(hwt_cmdq_calibrate(r->q));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	hwt_smmu_dev_stop(r->dev);
+	hwt_cmdq_destroy(r->q);
+	hwt_smmu_dev_destroy(r->dev);
+}
+
 /*
  * A thread that waits for another's auto_poll measurement waits for that
  * attempt only: with the device paused and a thread retrying at once, the
@@ -1006,61 +1035,34 @@ static void *retry_syncs(void *arg)
  */
 TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
 {
-	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct retrier r = { 0 };
-	struct hwt_smmu_dev *dev;
+	static struct retrier r;
 	uint64_t t0, took;
-	pthread_t t;
 
-	auto_rig(&dev, &r.q, &log, 100000000);
-	ASSERT_OK(hwt_smmu_dev_start(dev));
-	ASSERT_OK(hwt_smmu_dev_pause(dev));
-	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
-	hwt__sleep_ns(30000000); /* the retrier is in an attempt */
+	start_retrier(&r);
 	t0 = hwt__now_ns();
 	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
 	took = hwt__now_ns() - t0;
-	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
-	pthread_join(t, NULL);
 	TLOG("the waiter returned after %llu ms; the retrier made %u attempts",
 	     (unsigned long long)(took / 1000000), r.tries);
 	/* one attempt (100 ms) to wait for, then at most its own */
 	ASSERT_TRUE(took < 1000000000ull);
-	ASSERT_OK(hwt_smmu_dev_resume(dev));
-	ASSERT_OK(hwt_cmdq_sync(r.q));
-	hwt_smmu_dev_stop(dev);
-	hwt_cmdq_destroy(r.q);
-	hwt_smmu_dev_destroy(dev);
+	end_retrier(&r, false);
 }
 
 /* An explicit hwt_cmdq_calibrate() while a first use measures: -EBUSY, not
  * a second measurement beside it. */
 TEST_TIMEOUT(explicit_calibrate_during_a_first_use_is_busy, 60)
 {
-	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct retrier r = { 0 };
-	struct hwt_smmu_dev *dev;
-	pthread_t t;
+	static struct retrier r;
 	int err;
 
-	auto_rig(&dev, &r.q, &log, 100000000);
-	ASSERT_OK(hwt_smmu_dev_start(dev));
-	ASSERT_OK(hwt_smmu_dev_pause(dev));
-	ASSERT_EQ(pthread_create(&t, NULL, retry_syncs, &r), 0);
-	hwt__sleep_ns(30000000);
+	start_retrier(&r);
 	/* Between two of the retrier's attempts our call may claim the word
 	 * itself and fail (-ETIMEDOUT, legal): try again, a bounded number. */
 	for (int i = 0; i < 20 && (err = hwt_cmdq_calibrate(r.q)) == -ETIMEDOUT; i++)
 		;
 	ASSERT_EQ(err, -EBUSY);
-	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
-	pthread_join(t, NULL);
-	ASSERT_OK(hwt_smmu_dev_resume(dev));
-	ASSERT_OK(hwt_cmdq_calibrate(r.q));
-	ASSERT_OK(hwt_cmdq_sync(r.q));
-	hwt_smmu_dev_stop(dev);
-	hwt_cmdq_destroy(r.q);
-	hwt_smmu_dev_destroy(dev);
+	end_retrier(&r, true);
 }
 
 /* A call whose first-use measurement failed returns that error and inserts
