@@ -121,9 +121,15 @@ costs_shown() { [ "$human" -eq 0 ] && ok_has '"costs_ns": {"msi": 300, "sev": 0,
 tap_run cmdq $S --msi-cost-ns 300 --poll msi --json
 tap_ok "cost knobs shown when on (human and JSON)" costs_shown
 
+# Measured, or (a machine too slow for one round of the measurement within
+# the timeout: seen under ASan on a loaded box) said so; never a speed.
+auto_reported() {
+	ok_has '"auto": {"error": 0, "msipolling": [tf][a-z]*, "measured": ' '"reason": "auto: ' &&
+		{ has '"measured": true,[^}]*"reason": "auto: empty-queue CMD_SYNC' ||
+			has '"measured": false,[^}]*"reason": "auto: not measured (not one round'; }
+}
 tap_run cmdq $S --auto --json
-tap_ok "--auto reports the queue's choice and reason" \
-	ok_has '"auto": {"error": 0, "msipolling": [tf][a-z]*, "measured": true' '"reason": "auto: '
+tap_ok "--auto reports the queue's choice and reason" auto_reported
 
 tap_run cmdq --help
 tap_ok "--help" ok_has '^usage: hwtune cmdq' '--disable-msipolling' '--timeout-ms'
