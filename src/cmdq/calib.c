@@ -139,10 +139,23 @@ static void attempt_failed(struct hwt_cmdq *q, uint32_t gen, int err)
 		      "measures", strerror(-err), msi ? "MSI" : "CONS");
 }
 
+/* We claimed the word (it was st, now RUNNING): measure, then DONE, or on
+ * failure DONE again if an earlier choice stands (measure_modes restored
+ * it), else the next generation's PENDING. */
+static int run_attempt(struct hwt_cmdq *q, uint32_t st)
+{
+	int err = measure_and_choose(q, true);
+
+	if (!err || st == CALIB_DONE)
+		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
+	else
+		attempt_failed(q, st & ~CALIB_STATE, err);
+	return err;
+}
+
 int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 {
 	uint32_t st;
-	int err;
 
 	if (!q)
 		return -EINVAL;
@@ -161,14 +174,7 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 						      (st & ~CALIB_STATE) | CALIB_RUNNING,
 						      memory_order_acquire, /* A_CALIB */
 						      memory_order_acquire));
-	err = measure_and_choose(q, true);
-	if (!err)
-		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
-	else if (st == CALIB_DONE) /* the earlier choice stands (measure_modes restored it) */
-		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
-	else
-		attempt_failed(q, st & ~CALIB_STATE, err);
-	return err;
+	return run_attempt(q, st);
 }
 
 int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
@@ -176,7 +182,6 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 	/* A_CALIB: pairs with R_CALIB (DONE, or a failed attempt's PENDING). */
 	uint32_t st = atomic_load_explicit(&q->calib, memory_order_acquire), seen;
 	struct hwt__backoff b = { 0 };
-	int err;
 
 	for (;;) {
 		if (st == CALIB_DONE || st == CALIB_NONE)
@@ -187,15 +192,8 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 		 * attempt's R_CALIB, its restored q->msipoll. */
 		if (atomic_compare_exchange_weak_explicit(&q->calib, &st,
 							  (st & ~CALIB_STATE) | CALIB_RUNNING,
-							  memory_order_acquire, memory_order_acquire)) {
-			err = measure_and_choose(q, true);
-			if (err)
-				attempt_failed(q, st & ~CALIB_STATE, err);
-			else
-				atomic_store_explicit(&q->calib, CALIB_DONE,
-						      memory_order_release); /* R_CALIB */
-			return err;
-		}
+							  memory_order_acquire, memory_order_acquire))
+			return run_attempt(q, st);
 	}
 	/*
 	 * Another issuer measures: wait for this attempt (the word, generation

@@ -200,7 +200,7 @@ static void leave(struct hwt_cmdq *q, uint32_t cons)
 
 	do
 		n = llq_waiters(v) > 1 ? v - LLQ_ONE_WAITER : llq_make(llq_prod(v), cons, 0);
-	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_release,
+	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_release, /* R_LLQ */
 						      memory_order_relaxed));
 }
 

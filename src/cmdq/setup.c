@@ -15,6 +15,12 @@
 #include "common/time.h"
 
 /* A hook gets every message; stderr gets them rate-limited (ratelimit.h). */
+static void print_suppressed(uint64_t missed)
+{
+	if (missed)
+		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+}
+
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
 {
 	uint64_t missed;
@@ -31,8 +37,7 @@ void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
 	}
 	pthread_mutex_lock(&q->log_lock);
 	ok = hwt__ratelimit_allow(&q->log_rl, hwt__now_ns(), &missed);
-	if (missed)
-		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	print_suppressed(missed);
 	if (ok)
 		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
 	pthread_mutex_unlock(&q->log_lock);
@@ -193,10 +198,7 @@ static void set_reason(struct hwt_cmdq *q, const struct hwt_cmdq_options *opts)
 
 static void free_queue(struct hwt_cmdq *q)
 {
-	uint64_t missed = hwt__ratelimit_flush(&q->log_rl); /* the queue has no other user now */
-
-	if (missed)
-		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
+	print_suppressed(hwt__ratelimit_flush(&q->log_rl)); /* the queue has no other user now */
 	pthread_mutex_destroy(&q->log_lock);
 	pthread_mutex_destroy(&q->info_lock);
 	free(q->mem);

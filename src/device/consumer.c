@@ -544,8 +544,12 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
 	unsigned m, done = 0;
 	int r;
 
-	for (m = 0; m < n && (le64toh(e[2 * m]) & 0xff) != HWT_SMMU_OP_CMD_SYNC; m++)
-		;
+	for (m = 0; m < n; m++) {
+		const uint64_t dw0[2] = { le64toh(e[2 * m]), 0 };
+
+		if (hwt_smmu_opcode(dw0) == HWT_SMMU_OP_CMD_SYNC)
+			break;
+	}
 	if (!m)
 		return 0;
 	if (!HOST_LE) {

@@ -8,11 +8,11 @@
  * the consumer before it calls it.
  */
 #include "device/impl.h"
-
-_Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit is the architecture's");
 #include "arch/arch.h"
 #include "common/futex.h"
 #include "common/time.h"
+
+_Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit is the architecture's");
 
 #include <errno.h>
 #include <sched.h>
@@ -156,7 +156,7 @@ static void wake_measure(void)
 {
 	struct wake_probe *p = calloc(1, sizeof(*p));
 	uint64_t lat[WAKE_ROUNDS];
-	uint32_t done = 0;
+	uint32_t done = 0, w = 0;
 	pthread_attr_t attr;
 	pthread_t th;
 	int err;
@@ -190,10 +190,10 @@ static void wake_measure(void)
 		atomic_store_explicit(&p->posted_ns, hwt__now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&p->word, 2 * done + 1, memory_order_seq_cst); /* R_POST */
 		hwt__futex_wake(&p->word, 1);
-		while (atomic_load_explicit(&p->word, memory_order_acquire) != 2 * done + 2 && /* A_DONE */
+		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) != 2 * done + 2 && /* A_DONE */
 		       wake_in_time(p))
 			sched_yield();
-		if (atomic_load_explicit(&p->word, memory_order_acquire) != 2 * done + 2)
+		if (w != 2 * done + 2)
 			break;
 		lat[done] = p->lat[done];
 	}

@@ -592,7 +592,6 @@ TEST(second_queue_on_a_used_device)
 	rig_down(&r);
 }
 
-/* Destroying a queue whose device still runs stops the device first. */
 /* destroy disables the queue (CR0.CMDQEN) and leaves the device running:
  * the next queue is enabled on the running device. */
 TEST(destroy_on_a_running_device_disables_the_queue)
