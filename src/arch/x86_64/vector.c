@@ -10,6 +10,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <stdatomic.h>
 
 void hwt__copy_sse2_words_unaligned(void *dst, const void *src, size_t len);
 void hwt__copy_avx2_words_unaligned(void *dst, const void *src, size_t len);
@@ -37,6 +38,24 @@ static bool have_avx2(void)
 	return (b & (1u << 5)) != 0;
 }
 
+/* cpuid exits to the hypervisor in a guest (~17 us measured here, the
+ * first time): asked once per process.  XCR0 is per process and hybrid x86
+ * parts keep one instruction set on all cores.  0 not asked yet, 1 no, 2
+ * yes; racing first callers compute the same answer, so relaxed order is
+ * enough: the value is the only data. */
+static _Atomic int avx2_state;
+
+static bool avx2_cached(void)
+{
+	int st = atomic_load_explicit(&avx2_state, memory_order_relaxed);
+
+	if (!st) {
+		st = have_avx2() ? 2 : 1;
+		atomic_store_explicit(&avx2_state, st, memory_order_relaxed);
+	}
+	return st == 2;
+}
+
 int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out)
 {
 	switch (kind) {
@@ -47,7 +66,7 @@ int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out)
 	case HWT__VEC_WIDE:
 		*out = (struct hwt__vec_loops){ "avx2", hwt__copy_avx2_words_unaligned,
 						hwt__copy_bytes_unaligned, hwt__touch_avx2 };
-		return have_avx2() ? 1 : 0;
+		return avx2_cached() ? 1 : 0;
 	default:
 		return -EINVAL;
 	}
