@@ -228,7 +228,10 @@ TEST(fault_check_needs_the_guard)
 
 TEST(override_skips_probing)
 {
-	struct hwt_misaligned_opts o = { .override_speed = HWT_MISALIGNED_SLOW };
+	/* both overrides: a scalar one alone still measures the vector units
+	 * (tests/unit/misaligned_vector.c) */
+	struct hwt_misaligned_opts o = { .override_speed = HWT_MISALIGNED_SLOW,
+					 .vector_override_speed = HWT_MISALIGNED_SLOW };
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r;
 
@@ -412,7 +415,9 @@ TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r;
 	struct hwt_misaligned_cpu fake = { .cpu = 0, .speed = HWT_MISALIGNED_SLOW,
-					   .ratio_x100 = 50 };
+					   .ratio_x100 = 50,
+					   .vector = { .speed = HWT_MISALIGNED_UNSUPPORTED },
+					   .avx2 = { .speed = HWT_MISALIGNED_UNSUPPORTED } };
 	struct hwt_misaligned_cpu *got;
 	struct hwt__cache_key k;
 	char path[256], dir[256];
