@@ -403,6 +403,19 @@ static uint64_t time_split(bool store, unsigned char *p, unsigned reps)
 	return hwt__counter() - t0;
 }
 
+static uint64_t min3_split(bool store, unsigned char *p, unsigned reps)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t t = time_split(store, p, reps);
+
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
 static unsigned ratio_x100(uint64_t t, unsigned rt, uint64_t base, unsigned rb)
 {
 	/* per-access times t / rt against base / rb */
@@ -440,7 +453,10 @@ static void split_time(void *arg)
 			unsigned r = 1;
 
 			time_split(st, addr[a], 1); /* warm-up: lines and TLB */
-			while (r < MAX_REPS && time_split(st, addr[a], r) < COARSE_STEPS * m->step)
+			/* the fastest of three tries: one slow try (an interrupt,
+			 * an emulator translating the loop) must not pick a
+			 * count whose later samples read 0 ticks */
+			while (r < MAX_REPS && min3_split(st, addr[a], r) < COARSE_STEPS * m->step)
 				r *= 2;
 			reps[st][a] = r;
 			min[st][a] = UINT64_MAX;
