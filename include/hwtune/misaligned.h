@@ -53,7 +53,8 @@ enum hwt_misaligned_source {
 /* hwt_misaligned_opts.flags */
 #define HWT_MISALIGNED_SERIAL 0x01u        /* one CPU after another */
 #define HWT_MISALIGNED_KERNEL_WINDOW 0x02u /* words 8 ms then bytes 8 ms, one copy per
-					      sample, no early stop (kernel-compatible) */
+					      sample, no early stop (kernel-compatible);
+					      each vector unit the same */
 #define HWT_MISALIGNED_SMT_APART 0x04u     /* SMT siblings in separate waves */
 #define HWT_MISALIGNED_NO_CACHE 0x08u      /* neither read nor write the cache */
 #define HWT_MISALIGNED_REFRESH 0x10u       /* measure even if cached; update the cache */

@@ -295,6 +295,21 @@ TEST_TIMEOUT(forced_vector_trap_gives_unsupported, 30)
 	hwt_misaligned_report_free(&r);
 }
 
+TEST_TIMEOUT(vector_trap_seam_from_the_environment, 30)
+{
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_misaligned_report r;
+
+	/* the CLI tests' way in: HWTUNE_TEST_FORCE_VECTOR_TRAP=1 */
+	setenv("HWTUNE_TEST_FORCE_VECTOR_TRAP", "1", 1);
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &r));
+	unsetenv("HWTUNE_TEST_FORCE_VECTOR_TRAP");
+	ASSERT_TRUE(r.cache_off); /* a seam never touches the cache */
+	if (!(r.cpu[0].vector.notes & (HWT_MISALIGNED_NOTE_NO_LOOP | HWT_MISALIGNED_NOTE_NO_UNIT)))
+		ASSERT_EQ(r.cpu[0].vector.speed, HWT_MISALIGNED_UNSUPPORTED);
+	hwt_misaligned_report_free(&r);
+}
+
 TEST_TIMEOUT(vector_override_skips_vector_probing, 30)
 {
 	struct hwt_misaligned_opts o = { .vector_override_speed = HWT_MISALIGNED_SLOW };
