@@ -209,6 +209,10 @@ soak: tests
 COUNTS := build/check.counts
 QEMU_AARCH64 := $(shell command -v qemu-aarch64 2>/dev/null)
 QEMU_RISCV64 := $(shell command -v qemu-riscv64 2>/dev/null)
+# qemu's riscv64 CPU options for the cross stage: V on, so the vector probe
+# runs its RVV loops (qemu-user 7.2 leaves AT_HWCAP's V bit clear: the
+# library then asks with a SIGILL-guarded vsetvli).
+QEMU_RISCV64_OPTS ?= -cpu rv64,v=true,vext_spec=v1.0
 
 check:
 	@mkdir -p build && : > $(COUNTS)
@@ -256,7 +260,8 @@ ifeq ($(CROSS),)
 			echo "# SKIP suite $$a: needs gcc-$$a-linux-gnu and qemu-user (make deps)"; \
 			echo "0 0 1" >> $(COUNTS); continue; fi; \
 		$(MAKE) --no-print-directory CROSS=$$a-linux-gnu- tests || exit 1; \
-		HWT_TEST_TIMEOUT_SCALE=8 sh tests/run.sh $$a build/$$a $(COUNTS) $$q || exit 1; \
+		opts=; [ $$a = riscv64 ] && opts="$(QEMU_RISCV64_OPTS)"; \
+		HWT_TEST_TIMEOUT_SCALE=8 sh tests/run.sh $$a build/$$a $(COUNTS) "$$q $$opts" || exit 1; \
 	done
 endif
 

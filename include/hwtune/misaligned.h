@@ -25,7 +25,10 @@
 
 HWT_BEGIN_DECLS
 
-/* Values of riscv_hwprobe's MISALIGNED_SCALAR_PERF key (9). */
+/* Values of riscv_hwprobe's MISALIGNED_SCALAR_PERF key (9).  The vector
+ * results use the same values as MISALIGNED_VECTOR_PERF (10): UNKNOWN,
+ * SLOW, FAST or UNSUPPORTED, never EMULATED (no kernel emulates vector
+ * accesses). */
 enum hwt_misaligned_speed {
 	HWT_MISALIGNED_UNKNOWN = 0,
 	HWT_MISALIGNED_EMULATED = 1,    /* the kernel traps and emulates each access */
@@ -50,10 +53,13 @@ enum hwt_misaligned_source {
 /* hwt_misaligned_opts.flags */
 #define HWT_MISALIGNED_SERIAL 0x01u        /* one CPU after another */
 #define HWT_MISALIGNED_KERNEL_WINDOW 0x02u /* words 8 ms then bytes 8 ms, one copy per
-					      sample, no early stop (kernel-compatible) */
+					      sample, no early stop (kernel-compatible);
+					      each vector unit the same */
 #define HWT_MISALIGNED_SMT_APART 0x04u     /* SMT siblings in separate waves */
 #define HWT_MISALIGNED_NO_CACHE 0x08u      /* neither read nor write the cache */
 #define HWT_MISALIGNED_REFRESH 0x10u       /* measure even if cached; update the cache */
+#define HWT_MISALIGNED_NO_VECTOR 0x20u     /* neither vector nor split measurements: the
+					      scalar probe alone (vector results UNKNOWN) */
 
 /* A zeroed struct (or NULL) means: parallel, default budget, cache on. */
 struct hwt_misaligned_opts {
@@ -63,6 +69,11 @@ struct hwt_misaligned_opts {
 						   * UNKNOWN (0) = none */
 	const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/hwtune, else ~/.cache/hwtune */
 	const char *sysfs_root; /* NULL: /sys/devices/system/cpu (SMT siblings) */
+	enum hwt_misaligned_speed vector_override_speed; /* SLOW, FAST or UNSUPPORTED:
+						   * every vector result of every CPU
+						   * set so, no vector probing (the
+						   * kernel's unaligned_vector_speed=);
+						   * UNKNOWN (0) = none */
 };
 
 /* hwt_misaligned_cpu.notes */
@@ -75,6 +86,53 @@ struct hwt_misaligned_opts {
 #define HWT_MISALIGNED_NOTE_BUDGET 0x20u    /* stopped by the budget, not by a stable minimum */
 #define HWT_MISALIGNED_NOTE_BAD_COPY 0x40u  /* a copy loop did not copy: verdict UNKNOWN */
 #define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (no signal guard) */
+/* hwt_misaligned_vector.notes (besides COARSE, MARGINAL, BUDGET, BAD_COPY) */
+#define HWT_MISALIGNED_NOTE_NO_LOOP 0x100u  /* no vector loop in this build (generic C
+					       layer, NO_ASM=1): UNKNOWN */
+#define HWT_MISALIGNED_NOTE_NO_UNIT 0x200u  /* the CPU (or the OS) has no such vector
+					       unit: UNSUPPORTED, as hwprobe says */
+#define HWT_MISALIGNED_NOTE_SKIPPED 0x400u  /* not measured: the scalar access faults or
+					       traps, or HWT_MISALIGNED_NO_VECTOR */
+
+/*
+ * The vector probe of one CPU and one vector unit: the scalar probe's copy
+ * (same buffer, offsets and size) with the widest vector elements against
+ * the same copy with byte elements, classified the same way (word < byte:
+ * FAST).  Units: "sse2" (movdqu, 16 B) and "avx2" (vmovdqu, 32 B) on x86_64,
+ * whose byte side is the scalar byte copy (x86 has no byte-element vector
+ * access); "neon" on aarch64 (ld1/st1 of 8 .2d elements against 8 .8b
+ * elements); "rvv" on riscv64 (vle64/vse64 against vle8/vse8, vl = 8).
+ */
+struct hwt_misaligned_vector {
+	enum hwt_misaligned_speed speed; /* UNKNOWN, SLOW, FAST or UNSUPPORTED */
+	unsigned ratio_x100; /* byte_ns * 100 / word_ns (ticks, as the scalar one); 0 unmeasured */
+	uint64_t word_ns;    /* fastest wide-element copy of HWT_MISALIGNED_COPY_SIZE bytes */
+	uint64_t byte_ns;    /* fastest byte-element copy of the same bytes */
+	unsigned samples;    /* word/byte sample pairs */
+	int fault_signal;    /* SIGBUS/SIGSEGV/SIGILL a misaligned vector access raised
+				(speed UNSUPPORTED), else 0 */
+	int hwprobe;         /* riscv_hwprobe MISALIGNED_VECTOR_PERF for this CPU (main unit
+				only), or a negative errno (-ENOSYS: not riscv or no call) */
+	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
+	const char *unit;    /* static name ("sse2", "avx2", "neon", "rvv"); NULL: none
+				in this build or architecture */
+};
+
+/*
+ * Split penalties of one CPU: the time of a word load (store) that crosses
+ * a cache line, and one that crosses a page, each as a ratio x100 to the
+ * same access at an aligned address (100: no penalty, 250: 2.5 times the
+ * aligned access).  Measured with 8-byte words at offsets line - 4 and
+ * page - 4, the line size from sysconf(_SC_LEVEL1_DCACHE_LINESIZE) or 64.
+ * Filled (> 0) on x86_64, aarch64 and riscv64 whenever the scalar access
+ * neither faults nor traps; 0 means not measured.
+ */
+struct hwt_misaligned_split {
+	unsigned line_load, line_store;  /* ratio x100 to the aligned access */
+	unsigned page_load, page_store;
+	uint64_t aligned_load_ps, aligned_store_ps; /* one aligned access, picoseconds */
+	unsigned line_bytes, page_bytes; /* the sizes used */
+};
 
 struct hwt_misaligned_cpu {
 	int cpu;
@@ -96,6 +154,14 @@ struct hwt_misaligned_cpu {
 				(-ENOSYS: not riscv, or kernel/emulator without it) */
 	long preempted;      /* involuntary context switches during the probe */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
+	/* Added for the vector probe (probe_ns includes their time): */
+	struct hwt_misaligned_vector vector; /* the architecture's vector unit */
+	struct hwt_misaligned_vector avx2;   /* x86_64 AVX2 (vector is SSE2); elsewhere
+						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
+	enum hwt_misaligned_source vector_source; /* MEASURED, FROM_OVERRIDE, FROM_CACHE */
+	uint64_t vector_ns;  /* time spent on the vector units (of probe_ns) */
+	struct hwt_misaligned_split split;
+	uint64_t split_ns;   /* time spent on the split penalties (of probe_ns) */
 };
 
 struct hwt_misaligned_report {
@@ -114,6 +180,8 @@ struct hwt_misaligned_report {
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
+	enum hwt_misaligned_speed vector_summary; /* the set rule over cpu[].vector.speed */
+	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
 };
 
 /*
@@ -130,6 +198,11 @@ HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r);
  * any difference (or none) gives UNKNOWN.  -EINVAL: cpu NULL with n > 0. */
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n);
 
+/* The same rule over cpu[i].vector.speed (wide false) or cpu[i].avx2.speed
+ * (wide true). */
+HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					  bool wide);
+
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */
 HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
 /* The kernel's unaligned_scalar_speed= words: "slow", "fast", "unsupported"
@@ -138,6 +211,9 @@ HWT_API int hwt_misaligned_parse_speed(const char *word);
 /* HWTUNE_UNALIGNED_SCALAR_SPEED: 0 if unset or empty, the speed if valid,
  * -EINVAL otherwise (then *bad, if non-NULL, points at the bad word). */
 HWT_API int hwt_misaligned_env_override(const char **bad);
+/* The same for HWTUNE_UNALIGNED_VECTOR_SPEED (the kernel's
+ * unaligned_vector_speed=; same words), for opts.vector_override_speed. */
+HWT_API int hwt_misaligned_env_vector_override(const char **bad);
 
 /*
  * The summary for the process's allowed CPUs, computed once per process

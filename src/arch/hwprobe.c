@@ -10,4 +10,10 @@ int hwt__hwprobe_scalar(int cpu)
 	(void)cpu;
 	return -ENOSYS;
 }
+
+int hwt__hwprobe_vector(int cpu)
+{
+	(void)cpu;
+	return -ENOSYS;
+}
 #endif

@@ -47,6 +47,39 @@ HWT_API int hwt_misaligned_env_override(const char **bad)
 	return s;
 }
 
+HWT_API int hwt_misaligned_env_vector_override(const char **bad)
+{
+	const char *v = getenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
+	int s;
+
+	if (!v || !*v)
+		return 0;
+	s = hwt_misaligned_parse_speed(v);
+	if (s < 0 && bad)
+		*bad = v;
+	return s;
+}
+
+HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					  bool wide)
+{
+	int first = -1;
+
+	if (!cpu && n)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		int s = wide ? (int)cpu[i].avx2.speed : (int)cpu[i].vector.speed;
+
+		if (cpu[i].status)
+			continue;
+		if (first < 0)
+			first = s;
+		else if (s != first)
+			return HWT_MISALIGNED_UNKNOWN;
+	}
+	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;
+}
+
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n)
 {
 	int first = -1;
@@ -101,4 +134,13 @@ void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verd
 		v->notes |= HWT_MISALIGNED_NOTE_FIRMWARE;
 	if (v->ratio_x100 >= HWT__MARGINAL_LO_X100 && v->ratio_x100 <= HWT__MARGINAL_HI_X100)
 		v->notes |= HWT_MISALIGNED_NOTE_MARGINAL;
+}
+
+void hwt__vector_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v)
+{
+	struct hwt__probe_obs o = *obs;
+
+	o.align_faults = 0;
+	hwt__misaligned_classify(&o, v);
+	v->notes &= ~(unsigned)(HWT_MISALIGNED_NOTE_FIRMWARE | HWT_MISALIGNED_NOTE_NO_PERF);
 }

@@ -172,3 +172,31 @@ int hwt__fault_check(bool force_sigbus, bool count_faults, struct hwt__fault_res
 	}
 	return 0;
 }
+
+int hwt__guarded_call(void (*fn)(void *), void *arg, int force_sig, int *sig)
+{
+	sigset_t mask;
+	int got;
+
+	*sig = 0;
+	pthread_mutex_lock(&guard_lock);
+	got = guard_users > 0;
+	pthread_mutex_unlock(&guard_lock);
+	if (!got)
+		return -EAGAIN;
+	sigemptyset(&mask);
+	for (unsigned i = 0; i < NGUARDED; i++)
+		sigaddset(&mask, guarded[i]);
+	pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	got = sigsetjmp(check_jmp, 1);
+	if (got == 0) {
+		check_armed = 1;
+		if (force_sig)
+			raise(force_sig); /* the test hook: same path as a real fault */
+		fn(arg);
+		check_armed = 0;
+	} else {
+		*sig = got;
+	}
+	return 0;
+}

@@ -23,6 +23,10 @@
  * Unit tests pass it in hwt_misaligned_opts.flags; the CLI tests set
  * HWTUNE_TEST_FORCE_SIGBUS=1, which hwt_misaligned_probe() honours. */
 #define HWT__MISALIGNED_FORCE_SIGBUS 0x100u
+/* Test seam, not public: every vector unit's probe takes a SIGBUS at its
+ * first access (the "vector access traps" path: UNSUPPORTED); implies
+ * NO_CACHE.  HWTUNE_TEST_FORCE_VECTOR_TRAP=1 sets it for the CLI tests. */
+#define HWT__MISALIGNED_FORCE_VECTOR_TRAP 0x200u
 
 /* --- classify.c ---------------------------------------------------------- */
 
@@ -56,6 +60,10 @@ struct hwt__verdict {
 #define HWT__MARGINAL_HI_X100 110u
 
 void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
+/* The vector rule: a signal gives UNSUPPORTED, else as the scalar one
+ * (align_faults is ignored: no kernel emulates vector accesses, so there is
+ * no EMULATED and no FIRMWARE or NO_PERF note). */
+void hwt__vector_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
 
 /* --- stats.c -------------------------------------------------------------- */
 
@@ -96,6 +104,11 @@ struct hwt__fault_result {
  * guard, counting kernel alignment faults if count_faults.  -EAGAIN outside
  * a guard. */
 int hwt__fault_check(bool force_sigbus, bool count_faults, struct hwt__fault_result *res);
+/* Call fn(arg) in the calling thread under the guard (raising force_sig
+ * first if non-zero): *sig is 0 if fn returned, else the guarded signal that
+ * cut it short.  fn must not hold locks or own memory when it may fault.
+ * -EAGAIN outside a guard. */
+int hwt__guarded_call(void (*fn)(void *), void *arg, int force_sig, int *sig);
 
 /* --- measure.c ------------------------------------------------------------ */
 
@@ -103,10 +116,16 @@ struct hwt__measure_cfg {
 	uint64_t budget_ns;
 	bool kernel_window;
 	bool force_sigbus;
+	bool scalar;            /* measure the scalar speed (false: it is overridden) */
+	bool vector;            /* measure the vector units and the split penalties */
+	bool force_vector_trap;
+	unsigned line_bytes;    /* cache line for the split probe (sysconf is slow
+				   in a guest: ~40 us, so asked once per call) */
 };
 
 /* Probe the CPU the calling thread is pinned to; fills everything in out
- * except cpu, source and wave. */
+ * except cpu, source and wave (and, when cfg->scalar is false, the scalar
+ * speed; when cfg->vector is false, the vector results). */
 void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
 			     struct hwt_misaligned_cpu *out);
 

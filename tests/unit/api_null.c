@@ -475,6 +475,13 @@ TEST(null_misaligned_summary)
 	ASSERT_EQ(hwt_misaligned_summary(NULL, 0), HWT_MISALIGNED_UNKNOWN); /* empty: never read */
 }
 
+TEST(null_misaligned_vector_summary)
+{
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 1, false), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 1, true), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 0, false), HWT_MISALIGNED_UNKNOWN);
+}
+
 TEST(null_misaligned_speed_name)
 {
 	ASSERT_TRUE(hwt_misaligned_speed_name((enum hwt_misaligned_speed)99) == NULL);
@@ -489,6 +496,14 @@ TEST(null_misaligned_env_override)
 {
 	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
 	ASSERT_EQ(hwt_misaligned_env_override(NULL), 0); /* bad is optional */
+}
+
+TEST(null_misaligned_env_vector_override)
+{
+	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "turbo", 1);
+	ASSERT_EQ(hwt_misaligned_env_vector_override(NULL), -EINVAL); /* bad is optional */
+	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
+	ASSERT_EQ(hwt_misaligned_env_vector_override(NULL), 0);
 }
 
 TEST(null_misaligned_speed)
