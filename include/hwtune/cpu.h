@@ -79,7 +79,7 @@ HWT_API int hwt_cpu_on_each(const struct hwt_cpus *set, enum hwt_cpu_run_mode mo
  *          "processor : N" block;
  *   x86    the hybrid core type: N in <root>/sys/devices/cpu_core/cpus
  *          ("core") or <root>/sys/devices/cpu_atom/cpus ("atom"), else,
- *          with the real root only and when the calling thread runs on N,
+ *          with the real root only and for a thread pinned to N alone,
  *          CPUID leaf 0x1A; plus vendor_id, cpu family and model.
  * The model name (x86 "model name", riscv "uarch" or "model name") is kept
  * when present.

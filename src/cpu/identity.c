@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +236,16 @@ static void riscv_from_cpuinfo(struct hwt_cpu_ident *id, const char *b, const ch
 		field(b, e, "model name", id->model, sizeof(id->model));
 }
 
+/* The calling thread may run on cpu only. */
+static bool pinned_to(int cpu)
+{
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	bool only = hwt_cpu_allowed(&set) == 0 && set.n == 1 && set.cpu[0] == cpu;
+
+	hwt_cpus_free(&set);
+	return only;
+}
+
 static void x86_type(const char *root, int cpu, struct hwt_cpu_ident *id)
 {
 	char path[PATH_MAX];
@@ -250,12 +259,13 @@ static void x86_type(const char *root, int cpu, struct hwt_cpu_ident *id)
 		id->x86_type = HWT_CPU_X86_ATOM;
 		return;
 	}
-	/* CPUID describes the CPU it runs on: only when we are on cpu before
-	 * and after, and never for a fake tree. */
-	if (root || sched_getcpu() != cpu)
+	/* CPUID describes the CPU it runs on: only for a thread pinned to cpu
+	 * alone (so the answer never depends on where an unpinned caller
+	 * happened to run), and never for a fake tree. */
+	if (root || !pinned_to(cpu))
 		return;
 	t = hwt__x86_core_type();
-	if (t > 0 && sched_getcpu() == cpu)
+	if (t > 0)
 		id->x86_type = (unsigned)t;
 }
 

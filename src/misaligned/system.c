@@ -97,10 +97,13 @@ static int identities_hash(const char *root, char *out, size_t len)
 		char line[320];
 		uint64_t lh;
 		unsigned j;
+		/* Not x86_type: without the PMU lists it comes from CPUID for a
+		 * thread pinned to that CPU only, so it would make the key
+		 * depend on the caller's affinity (the boot id already pins
+		 * the machine). */
 		int n = snprintf(line, sizeof(line), "%d %" PRIx32 " %" PRIx64 " %" PRIx64 " %" PRIx64
-				 " %x %u %u %s|%s", (int)d->kind, d->midr, d->mvendorid, d->marchid,
-				 d->mimpid, d->x86_type, d->x86_family, d->x86_model, d->vendor,
-				 d->model);
+				 " %u %u %s|%s", (int)d->kind, d->midr, d->mvendorid, d->marchid,
+				 d->mimpid, d->x86_family, d->x86_model, d->vendor, d->model);
 
 		lh = fnv1a(FNV_INIT, line, n > 0 ? (size_t)n : 0);
 		for (j = 0; j < nseen && seen[j] != lh; j++)

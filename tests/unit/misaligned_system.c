@@ -475,3 +475,18 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
 	rm_tree(d);
 }
+
+TEST(system_key_does_not_depend_on_the_callers_cpu)
+{
+	struct hwt__cache_key free_k, pinned;
+	struct hwt_cpus allowed = HWT_CPUS_INIT;
+	char one[16];
+
+	ASSERT_OK(hwt_cpu_allowed(&allowed));
+	ASSERT_OK(hwt__system_key(NULL, &free_k));
+	snprintf(one, sizeof(one), "%d", allowed.cpu[allowed.n - 1]);
+	pin(one);
+	ASSERT_OK(hwt__system_key(NULL, &pinned));
+	ASSERT_STR_EQ(pinned.model, free_k.model);
+	hwt_cpus_free(&allowed);
+}
