@@ -12,7 +12,8 @@
 #   make deps                    install the optional tools the suites use (apt-get)
 #   make soak                    the public-API random stress for ~2 minutes (seed, totals)
 #   make check-fuzz [FUZZ_TIME=25]   the libFuzzer targets of tests/fuzz, FUZZ_TIME s each
-#   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
+#   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page,
+#                                the systemd unit hwtune-probe.service (not enabled; SYSTEMDUNITDIR)
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 #   make bench-deps              install the benchmark peers (dpdk-dev, libck-dev; apt-get)
@@ -346,6 +347,19 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libhwtune.a $(DESTDIR)$(LIBDIR)/libhwtune.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc $(DESTDIR)$(BINDIR)/hwtune \
 		$(DESTDIR)$(MANDIR)/man1/hwtune.1
+
+# The boot-time probe for all users (dist/hwtune-probe.service), installed
+# but not enabled: systemctl enable hwtune-probe.service.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+.PHONY: install-unit uninstall-unit
+install: install-unit
+uninstall: uninstall-unit
+install-unit:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/hwtune-probe.service > $(DESTDIR)$(SYSTEMDUNITDIR)/hwtune-probe.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/hwtune-probe.service
+uninstall-unit:
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/hwtune-probe.service
 
 clean:
 	rm -rf build

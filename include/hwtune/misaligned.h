@@ -11,7 +11,7 @@
  *           hwt_misaligned_report_free(&r);
  *   }
  *
- * or, once per process, cached and thread-safe:  hwt_misaligned_speed().
+ * or, for the calling thread's CPUs, cached and thread-safe:  hwt_misaligned_speed().
  */
 #ifndef HWTUNE_MISALIGNED_H
 #define HWTUNE_MISALIGNED_H
@@ -41,6 +41,7 @@ enum hwt_misaligned_source {
 	HWT_MISALIGNED_MEASURED = 0,
 	HWT_MISALIGNED_FROM_OVERRIDE = 1,
 	HWT_MISALIGNED_FROM_CACHE = 2,
+	HWT_MISALIGNED_FROM_SYSTEM = 3, /* the system-wide result file (hwtune probe --system) */
 };
 
 /* The kernel probe's defaults and the default budget of this one. */
@@ -74,6 +75,11 @@ struct hwt_misaligned_opts {
 						   * set so, no vector probing (the
 						   * kernel's unaligned_vector_speed=);
 						   * UNKNOWN (0) = none */
+	/* Prefix of /sys and /proc for CPU identities, online CPUs and the boot
+	 * id (hwt_misaligned_self, _system_*); NULL: the real ones.  sysfs_root
+	 * keeps its meaning for the probe itself. */
+	const char *root;
+	const char *runtime_dir; /* NULL: $HWTUNE_RUNTIME_DIR, else HWT_MISALIGNED_RUNTIME_DIR */
 };
 
 /* hwt_misaligned_cpu.notes */
@@ -182,6 +188,8 @@ struct hwt_misaligned_report {
 			     * override, or no cache folder) */
 	enum hwt_misaligned_speed vector_summary; /* the set rule over cpu[].vector.speed */
 	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
+	int system_status;  /* hwt_misaligned_self: 0 the system file was used or not
+			     * asked for, else why it was ignored (-ENOENT none, ...) */
 };
 
 /*
@@ -215,10 +223,87 @@ HWT_API int hwt_misaligned_env_override(const char **bad);
  * unaligned_vector_speed=; same words), for opts.vector_override_speed. */
 HWT_API int hwt_misaligned_env_vector_override(const char **bad);
 
+/* --- groups of alike CPUs --------------------------------------------------- */
+
+/* CPUs that share a core identity (hwt_cpu_ident_equal) and the verdicts. */
+struct hwt_misaligned_group {
+	struct hwt_cpus cpus;              /* ascending; hwt_cpus_format gives "0-3" */
+	struct hwt_cpu_ident ident;        /* of the first CPU; ident.core is printable */
+	enum hwt_misaligned_speed speed;   /* scalar verdict of every CPU of the group */
+	enum hwt_misaligned_speed vector_speed; /* cpu[].vector.speed of every CPU */
+	unsigned ratio_min_x100;           /* over the group's CPUs with a ratio; 0 if none */
+	unsigned ratio_max_x100;
+};
+
+/* Group the CPUs of r (identities read under root, NULL: real) into *out
+ * (*n groups, ordered by first CPU; free with hwt_misaligned_groups_free).
+ * A CPU that was not probed (status < 0) groups with speed UNKNOWN. */
+HWT_API int hwt_misaligned_groups(const struct hwt_misaligned_report *r, const char *root,
+				  struct hwt_misaligned_group **out, unsigned *n);
+HWT_API void hwt_misaligned_groups_free(struct hwt_misaligned_group *g, unsigned n);
+
+/* "Which CPUs?": the CPUs of r whose verdict of kind is s (a CPU not probed
+ * counts as UNKNOWN), into out.  Returns their number or a negative errno
+ * (-EINVAL: bad kind or speed).  VECTOR is cpu[].vector.speed (the
+ * architecture's vector unit: SSE2, NEON or RVV). */
+enum hwt_misaligned_kind {
+	HWT_MISALIGNED_SCALAR = 0,
+	HWT_MISALIGNED_VECTOR = 1,
+};
+HWT_API int hwt_misaligned_cpus_with(const struct hwt_misaligned_report *r, int kind,
+				     enum hwt_misaligned_speed s, struct hwt_cpus *out);
+
+/* --- one result for the whole system ------------------------------------------ */
+
+#define HWT_MISALIGNED_RUNTIME_DIR "/run/hwtune"
+
 /*
- * The summary for the process's allowed CPUs, computed once per process
- * (thread-safe) with the environment override and the on-disk cache.
- * Returns a speed (0..4) or a negative errno.
+ * Write r's known verdicts as the system's result: <dir>/misaligned-<arch>.result
+ * (dir NULL: $HWTUNE_RUNTIME_DIR if absolute, else HWT_MISALIGNED_RUNTIME_DIR,
+ * created 0755 if missing), mode 0644, atomically (a temporary file in dir,
+ * fsync, rename, fsync of dir), keyed by boot id, kernel release, the CPU
+ * identities and the library version.  -EINVAL for an override's report
+ * (not a measurement) or one without a known verdict.
+ */
+HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
+/*
+ * Read the system's result into out (source FROM_SYSTEM, ascending CPUs).
+ * Anything not trusted is ignored with a reason: -ENOENT no file, -EPERM
+ * not a regular file, a symlink, not owned by root, or group/world
+ * writable; -EBADMSG corrupt; -ESTALE another boot, kernel, CPU identity or
+ * library version.  root as in hwt_misaligned_opts (NULL: real).
+ */
+HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
+				       struct hwt_misaligned_report *out);
+/*
+ * What `hwtune probe --system` does: probe every online CPU the calling
+ * thread may use (fresh: neither the user cache nor the system file is
+ * read), then write the system file.  opts as for hwt_misaligned_probe (an
+ * override is -EINVAL: it is not a measurement; runtime_dir and root are
+ * honoured).  out gets the report even when only the write failed: then
+ * the write's error is returned and out must still be freed; on other
+ * errors out is empty.
+ */
+HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
+					struct hwt_misaligned_report *out);
+
+/*
+ * The report for the calling thread's allowed CPUs (sched_getaffinity) in
+ * the one-call order: the environment override, else per CPU the system
+ * file, then the user cache, then a probe (opts as for hwt_misaligned_probe;
+ * NULL: defaults).  source is FROM_SYSTEM when every CPU came from the
+ * system file.  cache_status tells why the user cache was ignored.
+ */
+HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
+				struct hwt_misaligned_report *out);
+
+/*
+ * hwprobe's set rule over the calling thread's allowed CPUs, at each call:
+ * a thread confined to some CPUs gets the answer for those CPUs only.  Each
+ * CPU's verdict is found once per process (system file, user cache, probe,
+ * as hwt_misaligned_self) and remembered; HWTUNE_UNALIGNED_SCALAR_SPEED is
+ * read once.  Thread-safe.  Returns a speed (0..4) or a negative errno.
+ * (Earlier builds answered once per process, for the first caller's CPUs.)
  */
 HWT_API int hwt_misaligned_speed(void);
 

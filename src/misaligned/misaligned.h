@@ -8,6 +8,8 @@
  *   measure.c   one CPU: fault check, then the timing loops (pinned thread)
  *   cache.c     per-CPU results on disk, keyed to this boot and machine
  *   probe.c     the public entry points: sets, waves, cache, override
+ *   groups.c    groups of alike CPUs, which CPUs have a verdict
+ *   system.c    the system-wide result file, the one-call answers
  */
 #ifndef HWT_MISALIGNED_INTERNAL_H
 #define HWT_MISALIGNED_INTERNAL_H
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Test seam, not public: the fault check raises SIGBUS instead of touching
  * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE.
@@ -158,6 +161,24 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
 		      unsigned n, char **text, size_t *len);
 int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,
+		     struct hwt_misaligned_cpu **out, unsigned *n);
+
+/* --- system.c ------------------------------------------------------------- */
+
+/* The system file's key: boot id (<root>/proc/sys/kernel/random/boot_id),
+ * kernel release (<root>/proc/sys/kernel/osrelease, else uname), a hash of
+ * the distinct identities of the online CPUs, the library version. */
+int hwt__system_key(const char *root, struct hwt__cache_key *k);
+/* <dir>/misaligned-<arch>.result; dir NULL: $HWTUNE_RUNTIME_DIR (absolute,
+ * else -EINVAL) or the default.  create: make dir (0755) if missing. */
+int hwt__system_path(const char *dir, bool create, char *buf, size_t len);
+/* Mode 0644, temporary file + fsync + rename + fsync of the folder. */
+int hwt__system_store(const char *path, const struct hwt__cache_key *k,
+		      const struct hwt_misaligned_cpu *e, unsigned n);
+/* Trusted only if a regular file (not a symlink) owned by owner, not
+ * group/world writable (-EPERM), intact (-EBADMSG) and of key k (-ESTALE).
+ * Entries have source FROM_SYSTEM. */
+int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
 		     struct hwt_misaligned_cpu **out, unsigned *n);
 
 #endif

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -331,32 +330,4 @@ HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r)
 	free(r->cpu);
 	r->cpu = NULL;
 	r->n = 0;
-}
-
-static pthread_once_t speed_once = PTHREAD_ONCE_INIT;
-static int speed_answer; /* written inside pthread_once, read after it */
-
-static void speed_init(void)
-{
-	struct hwt_misaligned_report r;
-	int s = hwt_misaligned_env_override(NULL);
-
-	if (s) {
-		speed_answer = s; /* a speed, or -EINVAL for a bad word */
-		return;
-	}
-	s = hwt_misaligned_probe(NULL, NULL, &r);
-	if (s) {
-		speed_answer = s;
-		return;
-	}
-	speed_answer = r.summary;
-	hwt_misaligned_report_free(&r);
-}
-
-HWT_API int hwt_misaligned_speed(void)
-{
-	int r = pthread_once(&speed_once, speed_init);
-
-	return r ? -r : speed_answer;
 }
