@@ -110,7 +110,7 @@ $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJS): $(wildcard tests/harness/*.h)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
+.PHONY: all run examples man-lint check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
 	bench-cmdq rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
@@ -228,6 +228,16 @@ bench-cmdq:
 
 .PHONY: FORCE
 FORCE:
+
+# examples/*.c: small programs using the public API, built here against this
+# build's static library (tests/native/examples.sh builds them against the
+# installed library through pkg-config, shared and static).
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+$(BUILD)/examples/%: examples/%.c $(wildcard include/hwtune/*.h) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -D_GNU_SOURCE,$(PROG_CFLAGS)) $(STATIC) $(SAN_LD) -o $@ $< $(BUILD)/libhwtune.a $(LDLIBS)
+
+examples: $(EXAMPLE_BINS)
 
 run: all
 	./$(BUILD)/hwtune
