@@ -348,7 +348,7 @@ deps:
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
-		libck-dev spin pkgconf
+		libck-dev spin pkgconf mandoc
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).
 bench-deps:
@@ -383,7 +383,8 @@ export HWTUNE_PC
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/hwtune \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/hwtune/*.h $(DESTDIR)$(INCLUDEDIR)/hwtune/
 	install -m 644 $(BUILD)/libhwtune.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libhwtune.so $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION)
@@ -392,13 +393,30 @@ install: all
 	printf '%s\n' "$$HWTUNE_PC" > $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
 	install -m 755 $(BUILD)/hwtune $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/man/hwtune.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 docs/man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
+	@sh docs/man/links.sh | while read -r fn page; do \
+		printf '.so man3/%s.3\n' "$$page" > $(DESTDIR)$(MANDIR)/man3/$$fn.3 || exit 1; \
+		chmod 644 $(DESTDIR)$(MANDIR)/man3/$$fn.3; done
 
 uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/hwtune
 	rm -f $(DESTDIR)$(LIBDIR)/libhwtune.a $(DESTDIR)$(LIBDIR)/libhwtune.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc $(DESTDIR)$(BINDIR)/hwtune \
-		$(DESTDIR)$(MANDIR)/man1/hwtune.1
+		$(DESTDIR)$(MANDIR)/man1/hwtune.1 $(DESTDIR)$(MANDIR)/man7/hwtune.7 \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard docs/man/man3/*.3))
+	@sh docs/man/links.sh | while read -r fn page; do rm -f $(DESTDIR)$(MANDIR)/man3/$$fn.3; done
+
+# Every man page through mandoc's linter (make deps installs mandoc), or
+# groff's warnings without it; tests/native/man.sh does this and more.
+man-lint:
+	@if command -v mandoc >/dev/null 2>&1; then \
+		mandoc -T lint -W warning docs/man/man*/*.[137]; \
+	else \
+		for p in docs/man/man*/*.[137]; do \
+			groff -ww -z -man $$p 2>&1 | { ! grep .; } || exit 1; done; \
+	fi
 
 clean:
 	rm -rf build
