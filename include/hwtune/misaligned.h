@@ -135,8 +135,9 @@ HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
 /* The kernel's unaligned_scalar_speed= words: "slow", "fast", "unsupported"
  * give 2, 3, 4; anything else -EINVAL. */
 HWT_API int hwt_misaligned_parse_speed(const char *word);
-/* HWTUNE_UNALIGNED_SCALAR_SPEED: 0 if unset or empty, the speed if valid,
- * -EINVAL otherwise (then *bad, if non-NULL, points at the bad word). */
+/* HWTUNE_UNALIGNED_SCALAR_SPEED: 0 if unset, the speed if valid, -EINVAL
+ * otherwise, the empty string included as for HWTUNE_DISABLE_MSIPOLLING
+ * (then *bad, if non-NULL, points at the bad word). */
 HWT_API int hwt_misaligned_env_override(const char **bad);
 
 /*

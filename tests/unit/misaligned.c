@@ -276,7 +276,10 @@ TEST(override_from_environment)
 	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
 	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0);
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "", 1);
-	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0); /* empty = unset */
+	/* empty = invalid, as HWTUNE_DISABLE_MSIPOLLING= */
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "");
+	bad = NULL;
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "unsupported", 1);
 	ASSERT_EQ(hwt_misaligned_env_override(&bad), HWT_MISALIGNED_UNSUPPORTED);
 	ASSERT_TRUE(bad == NULL);
