@@ -111,7 +111,10 @@ struct hwt_misaligned_report {
 	unsigned waves;     /* hwt_cpu_on_each rounds run */
 	unsigned budget_us; /* per CPU, as used */
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
-	int cache_status;   /* 0 read fine or not used, else why the cache was ignored */
+	int cache_status;   /* 0 read fine or not used, else why the cache was ignored
+			     * (-EBADMSG corrupt, -ESTALE foreign, or the error as
+			     * itself: -EACCES, -ELOOP a symlink, -EISDIR...) or,
+			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
 };
