@@ -163,6 +163,11 @@ usage "--threads with a leading blank" "--threads: invalid value ' 2'" --threads
 usage "--threads 0x" "--threads: invalid value '0x'" --threads 0x
 usage "--threads 0x0x2" "--threads: invalid value '0x0x2'" --threads 0x0x2
 
+# Both CPUs named the same by the user: say so (it used to say "only one CPU allowed").
+tap_run cmdq --device-cpu 0 --producer-cpu 0 --syncs 20 --poll sev
+tap_ok "--device-cpu 0 --producer-cpu 0: the two options name the same CPU" \
+	ok_has '(same CPU: --producer-cpu and --device-cpu name the same CPU)'
+
 tap_run cmdq --threads 8 --batch 32 --entries-log2 7 --syncs 64 --json
 tap_ok "--threads 8 --batch 32 --entries-log2 7 completes" \
 	ok_json '"threads": 8, "batch": 32' '"entries": 128'
