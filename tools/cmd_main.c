@@ -6,41 +6,77 @@
 
 #include <string.h>
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: hwtune [--no-cache]\n\n"
-		   "Measure this machine and recommend settings:\n"
-		   "  misaligned accesses   'hwtune probe' on every allowed CPU (cached per boot;\n"
-		   "                        HWTUNE_UNALIGNED_SCALAR_SPEED overrides it)\n"
-		   "  CMD_SYNC completion   'hwtune cmdq': MSI polling against CONS polling on an\n"
-		   "                        empty queue, interleaved with the cache-line floor\n"
-		   "                        (HWTUNE_DISABLE_MSIPOLLING=1 measures CONS polling only)\n\n"
-		   "  --no-cache   measure again, do not touch the cache\n"
-		   "  -h, --help   this text\n\n"
-		   "See 'hwtune --help' for the commands.\n");
-}
-
+/* The whole environment is checked here, before anything is measured. */
 int main_parse(int argc, char **argv, struct cli_args *a)
 {
+	enum { O_NOCACHE = 256, O_JSON, O_PERCPU, O_FORMAT };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "per-cpu", no_argument, NULL, O_PERCPU },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct hwt_misaligned_opts *o = &a->probe;
-	int s;
+	const char *other = NULL;
+	char opt[64];
+	struct cli_getopt g;
+	bool version = false;
+	int c, s;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
+	cli_getopt_begin(&g, NULL, argc, argv, "hV", longopts);
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage(stdout);
 			return 0;
-		}
-		if (!strcmp(argv[i], "--no-cache")) {
-			o->flags |= HWT_MISALIGNED_NO_CACHE;
+		case 'V':
+			version = true;
 			continue;
+		case O_NOCACHE:
+			o->flags |= HWT_MISALIGNED_NO_CACHE;
+			break;
+		case O_JSON:
+			a->json = true, a->prom = false;
+			break;
+		case O_PERCPU:
+			a->per_cpu = true;
+			break;
+		case O_FORMAT:
+			if (!cli_parse_format(NULL, g.arg, a))
+				return CLI_EXIT_USAGE;
+			break;
+		case 1:
+			if (!version) {
+				cli_error("unknown command '%s' (try 'hwtune --help')", g.arg);
+				return CLI_EXIT_USAGE;
+			}
+			other = g.arg;
+			continue;
+		default:
+			return CLI_EXIT_USAGE;
 		}
-		cli_error("unknown argument '%s' (try 'hwtune --help')", argv[i]);
-		return CLI_EXIT_USAGE;
+		if (!other) {
+			snprintf(opt, sizeof(opt), "%s", g.name);
+			other = opt;
+		}
+	}
+	if (version) {
+		if (other) {
+			cli_error("--version takes no other argument (got '%s')", other);
+			return CLI_EXIT_USAGE;
+		}
+		printf("hwtune %s\n", hwt_version());
+		return 0;
 	}
 	s = probe_env_override();
 	if (s < 0)
 		return CLI_EXIT_USAGE;
 	o->override_speed = s;
+	if (cmdq_defaults(&a->cmdq))
+		return CLI_EXIT_USAGE;
 	a->run = main_run;
 	return CLI_RUN;
 }

@@ -13,7 +13,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hwtune probe [--cpus LIST] [--serial] [--budget-ms N] [--kernel-window]\n"
-		"                    [--smt=together|apart] [--no-cache] [--json]\n"
+		"                    [--smt=together|apart] [--no-cache] [--json] [--per-cpu]\n"
+		"                    [--format=text|json|prom]\n"
 		"                    [--unaligned-scalar-speed=slow|fast|unsupported]\n"
 		"\n"
 		"Time a copy made of misaligned word accesses against the same copy made byte\n"
@@ -24,25 +25,31 @@ static void usage(FILE *f)
 		"All CPUs are probed at once. The summary is hwprobe's rule: all CPUs equal\n"
 		"gives that value, any difference gives unknown.\n"
 		"\n"
-		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2); each must\n"
-		"                    be in this process's allowed set (default: all of it)\n"
+		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2), CPU numbers\n"
+		"                    decimal 0..65535; each must be in this process's allowed set\n"
+		"                    (default: all of it)\n"
 		"  --serial          one CPU after another (the kernel's first version)\n"
-		"  --budget-ms N     time budget per CPU in ms, 1..60000 (default 1); the probe\n"
-		"                    stops earlier once both minima are stable\n"
+		"  --budget-ms N     time budget per CPU in ms, decimal 1..60000 (default 1);\n"
+		"                    the probe stops earlier once both minima are stable\n"
 		"  --kernel-window   the kernel's fixed windows: 8 ms of word copies, then 8 ms\n"
 		"                    of byte copies, one copy per sample, no early stop\n"
 		"  --smt=MODE        together (default): SMT siblings are probed at the same\n"
 		"                    time; apart: siblings go in separate waves\n"
 		"  --no-cache        neither read nor write the result cache\n"
-		"  --json            one JSON object on stdout\n"
+		"  --json            one JSON object on stdout (= --format=json)\n"
+		"  --per-cpu         one line per CPU instead of groups\n"
+		"  --format=FORMAT   text (default), json or prom (Prometheus text format)\n"
 		"  --unaligned-scalar-speed=WORD\n"
 		"                    skip probing and report WORD (slow, fast or unsupported)\n"
 		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
 		"  -h, --help        this text\n"
 		"\n"
+		"Options take --opt=value or --opt value and may be abbreviated while unambiguous;\n"
+		"'--' ends the options.  Numbers are decimal (leading zeros too: 010 is ten).\n"
+		"\n"
 		"Environment:\n"
 		"  HWTUNE_UNALIGNED_SCALAR_SPEED=WORD   same as --unaligned-scalar-speed (the flag\n"
-		"                    wins; empty means unset)\n"
+		"                    wins; set but empty is an error, as any other bad word)\n"
 		"  XDG_CACHE_HOME    the cache lives in $XDG_CACHE_HOME/hwtune/ (else\n"
 		"                    ~/.cache/hwtune/), keyed by boot id, kernel release, CPU\n"
 		"                    model and library version; CPUs missing from it are probed\n"
@@ -173,7 +180,7 @@ int probe_env_override(void)
 
 	if (s < 0)
 		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported)", bad);
+			  "(expected slow, fast or unsupported; empty is invalid too)", bad);
 	return s;
 }
 
@@ -279,7 +286,7 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 	bool good = true;
 
 	if (hwt_cpu_allowed(&ok) < 0) {
-		cli_error("probe: cannot read the allowed CPU set");
+		cli_cmd_error("probe", "cannot read the allowed CPU set");
 		return false;
 	}
 	for (unsigned i = 0; i < want->n && good; i++) {
@@ -287,8 +294,8 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 			continue;
 		if (hwt_cpus_format(&ok, list, sizeof(list)) < 0)
 			snprintf(list, sizeof(list), "?");
-		cli_error("probe: --cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
-			  want->cpu[i], arg, list);
+		cli_cmd_error("probe", "--cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
+			      want->cpu[i], arg, list);
 		good = false;
 	}
 	hwt_cpus_free(&ok);
@@ -297,75 +304,107 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 
 int probe_parse(int argc, char **argv, struct cli_args *a)
 {
+	enum { O_SERIAL = 256, O_KWIN, O_NOCACHE, O_JSON, O_CPUS, O_BUDGET, O_SMT, O_SPEED,
+	       O_PERCPU, O_FORMAT };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "serial", no_argument, NULL, O_SERIAL },
+		{ "kernel-window", no_argument, NULL, O_KWIN },
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "per-cpu", no_argument, NULL, O_PERCPU },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "budget-ms", required_argument, NULL, O_BUDGET },
+		{ "smt", required_argument, NULL, O_SMT },
+		{ "unaligned-scalar-speed", required_argument, NULL, O_SPEED },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct hwt_misaligned_opts *o = &a->probe;
 	const char *cpus_arg = NULL, *speed_arg = NULL, *v;
-	bool err = false;
+	struct cli_getopt g;
+	char why[128];
 	uint64_t ms;
+	int c, s;
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+	cli_getopt_begin(&g, "probe", argc, argv, "h", longopts);
+	while ((c = cli_getopt_next(&g)) != -1) {
+		v = g.arg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(arg, "--serial")) {
+		case O_SERIAL:
 			o->flags |= HWT_MISALIGNED_SERIAL;
-		} else if (!strcmp(arg, "--kernel-window")) {
+			break;
+		case O_KWIN:
 			o->flags |= HWT_MISALIGNED_KERNEL_WINDOW;
-		} else if (!strcmp(arg, "--no-cache")) {
+			break;
+		case O_NOCACHE:
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
-		} else if (!strcmp(arg, "--json")) {
-			a->json = true;
-		} else if (cli_opt_value(argc, argv, &i, "--cpus", &cpus_arg, &err)) {
-			if (err)
+			break;
+		case O_JSON:
+			a->json = true, a->prom = false;
+			break;
+		case O_PERCPU:
+			a->per_cpu = true;
+			break;
+		case O_FORMAT:
+			if (!cli_parse_format("probe", v, a))
 				return CLI_EXIT_USAGE;
+			break;
+		case O_CPUS:
+			cpus_arg = v;
 			hwt_cpus_free(&a->cpus);
-			if (hwt_cpus_parse(cpus_arg, &a->cpus) < 0) {
-				cli_error("probe: --cpus: invalid CPU list '%s' (expected e.g. 0-3,8)",
-					  cpus_arg);
+			if (hwt_cpus_parse_why(cpus_arg, &a->cpus, why, sizeof(why)) < 0) {
+				cli_cmd_error("probe", "--cpus: invalid CPU list '%s': %s (expected e.g. "
+					      "0-3,8)", cpus_arg, why);
 				return CLI_EXIT_USAGE;
 			}
 			a->have_cpus = true;
-		} else if (cli_opt_value(argc, argv, &i, "--budget-ms", &v, &err)) {
-			if (err || !cli_parse_u64("--budget-ms", v, 1,
-						  HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
+			break;
+		case O_BUDGET:
+			if (!cli_parse_dec("probe", "--budget-ms", v, 1,
+					   HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
 				return CLI_EXIT_USAGE;
 			o->budget_us = (unsigned)(ms * 1000);
-		} else if (cli_opt_value(argc, argv, &i, "--smt", &v, &err)) {
-			if (err)
-				return CLI_EXIT_USAGE;
+			break;
+		case O_SMT:
 			if (!strcmp(v, "apart")) {
 				o->flags |= HWT_MISALIGNED_SMT_APART;
-			} else if (strcmp(v, "together")) {
-				cli_error("probe: --smt: invalid value '%s' (expected together or apart)",
-					  v);
+			} else if (!strcmp(v, "together")) {
+				o->flags &= ~(unsigned)HWT_MISALIGNED_SMT_APART;
+			} else {
+				cli_cmd_error("probe", "--smt: invalid value '%s' (expected together or "
+					      "apart)", v);
 				return CLI_EXIT_USAGE;
 			}
-		} else if (cli_opt_value(argc, argv, &i, "--unaligned-scalar-speed", &speed_arg,
-					 &err)) {
-			if (err)
-				return CLI_EXIT_USAGE;
-			int s = hwt_misaligned_parse_speed(speed_arg);
-
+			break;
+		case O_SPEED:
+			speed_arg = v;
+			s = hwt_misaligned_parse_speed(speed_arg);
 			if (s < 0) {
-				cli_error("probe: --unaligned-scalar-speed: invalid value '%s' "
-					  "(expected slow, fast or unsupported)", speed_arg);
+				cli_cmd_error("probe", "--unaligned-scalar-speed: invalid value '%s' "
+					      "(expected slow, fast or unsupported)", speed_arg);
 				return CLI_EXIT_USAGE;
 			}
 			o->override_speed = s;
-		} else {
-			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", arg);
+			break;
+		case 1:
+			cli_cmd_error("probe", "unexpected argument '%s' (probe takes options only; "
+				      "try 'hwtune probe --help')", v);
+			return CLI_EXIT_USAGE;
+		default:
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (o->budget_us && (o->flags & HWT_MISALIGNED_KERNEL_WINDOW)) {
-		cli_error("probe: --budget-ms and --kernel-window exclude each other "
-			  "(the kernel window is 2 x 8 ms)");
+		cli_cmd_error("probe", "--budget-ms and --kernel-window exclude each other "
+			      "(the kernel window is 2 x 8 ms)");
 		return CLI_EXIT_USAGE;
 	}
 	if (!speed_arg) { /* the flag beats the environment */
-		int s = probe_env_override();
-
+		s = probe_env_override();
 		if (s < 0)
 			return CLI_EXIT_USAGE;
 		o->override_speed = s;

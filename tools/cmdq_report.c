@@ -184,7 +184,12 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 		r->tput ? "CMD_SYNC after each batch" : "empty-queue CMD_SYNC", o->threads,
 		o->threads > 1 ? "s" : "", o->batch, 1u << o->entries_log2, r->producer_cpu,
 		r->device_cpu,
-		r->producer_cpu == r->device_cpu ? " (same CPU: only one CPU allowed)" : "");
+		r->producer_cpu != r->device_cpu ? ""
+		: o->producer_cpu >= 0 && o->device_cpu >= 0
+			? " (same CPU: --producer-cpu and --device-cpu name the same CPU)"
+		: o->producer_cpu >= 0 ? " (same CPU: --producer-cpu names the device's CPU)"
+		: o->device_cpu >= 0   ? " (same CPU: --device-cpu names the only producer CPU)"
+				       : " (same CPU: only one CPU allowed)");
 	fprintf(f, "  %u rounds interleaved (floor, then each mode), %u timed syncs per mode per "
 		   "round\n", r->rounds, r->per_round);
 	if (o->cost[0] || o->cost[1] || o->cost[2])
