@@ -25,7 +25,9 @@
 
 struct cli_args {
 	int (*run)(struct cli_args *a);  /* the command's run step (set by cli_parse) */
-	bool json;                       /* --json (probe, cmdq, decode) */
+	bool json;                       /* --json (probe, cmdq, decode, the main job) */
+	bool per_cpu;                    /* --per-cpu (probe, the main job) */
+	bool prom;                       /* --format=prom (probe, the main job) */
 	struct hwt_misaligned_opts probe; /* probe, and the main job's probe */
 	struct hwt_cpus cpus;            /* probe --cpus, when have_cpus */
 	bool have_cpus;

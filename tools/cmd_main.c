@@ -34,6 +34,18 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
 			continue;
 		}
+		if (!strcmp(argv[i], "--json")) {
+			a->json = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--per-cpu")) {
+			a->per_cpu = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--format=prom")) {
+			a->prom = true;
+			continue;
+		}
 		cli_error("unknown argument '%s' (try 'hwtune --help')", argv[i]);
 		return CLI_EXIT_USAGE;
 	}

@@ -316,6 +316,10 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
 		} else if (!strcmp(arg, "--json")) {
 			a->json = true;
+		} else if (!strcmp(arg, "--per-cpu")) {
+			a->per_cpu = true;
+		} else if (!strcmp(arg, "--format=prom")) {
+			a->prom = true;
 		} else if (cli_opt_value(argc, argv, &i, "--cpus", &cpus_arg, &err)) {
 			if (err)
 				return CLI_EXIT_USAGE;
