@@ -326,7 +326,7 @@ void report_kernel_json(struct json *j, const struct report_kernel *k)
 	json_key(j, "cmdline");
 	json_obj(j);
 	json_key(j, "read"), json_bool(j, !k->cmdline_err);
-	opt_str(j, "arm_smmu_v3.disable_msipolling", k->have_msi, k->cmd_msi);
+	opt_str(j, "disable_msipolling", k->have_msi, k->cmd_msi);
 	opt_str(j, "unaligned_scalar_speed", k->have_scalar, k->cmd_scalar);
 	opt_str(j, "unaligned_vector_speed", k->have_vector, k->cmd_vector);
 	why[0] = 0;

@@ -31,7 +31,7 @@ int report_read_line(const char *path, char *buf, size_t len)
 	if (!f)
 		return -errno;
 	if (!fgets(buf, (int)len, f))
-		err = ferror(f) ? -EIO : 0;
+		err = ferror(f) ? -(errno ? errno : EIO) : 0;
 	fclose(f);
 	buf[strcspn(buf, "\n")] = 0;
 	return err;
