@@ -224,6 +224,21 @@ fi
 tap_run cmdq --syncs 20 --segment 10
 tap_ok "cmdq with 2 rounds: human warning line" ok_has "warning: only 2 rounds measured (under 5)"
 
+# --- progress: on a terminal only, never on stdout --------------------------------------
+# script(1) gives the tool a terminal; stdout goes to a file.  The device's
+# extra cost makes the run last over the second after which progress shows.
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	script -qec "timeout -k 5 $TAP_TIMEOUT $HWTUNE cmdq --syncs 2000 --segment 50 --poll sev --sev-cost-ns 100000 --json > $tap_dir/tty.json" \
+		"$tap_dir/tty.log" >/dev/null 2>&1
+	tap_ok "progress: on a terminal a long cmdq run shows its rounds on stderr" \
+		grep -q "hwtune: cmdq round [0-9]*/40" "$tap_dir/tty.log"
+	tap_ok "progress: never in the JSON on stdout" \
+		eval '! grep -q "cmdq round" "$tap_dir/tty.json" && grep -q "^{\"cmdq\": " "$tap_dir/tty.json"'
+else
+	tap_skip "progress on a terminal" "script(1) not found"
+	tap_skip "progress never on stdout" "script(1) not found"
+fi
+
 tap_run --json --help
 tap_ok "the main job's --help names --json, --format=prom, --per-cpu" ok_has "--json" "--format=prom" "--per-cpu"
 
