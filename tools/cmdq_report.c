@@ -282,6 +282,9 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 			fprintf(f, "  auto: measurement failed: %s\n", strerror(-r->auto_err));
 		fprintf(f, "  auto: queue chose %s: %s\n",
 			r->auto_info.msipolling ? "MSI polling" : "CONS polling", r->auto_info.reason);
+		if (!r->auto_err && !r->auto_info.measured)
+			fprintf(f, "  warning: the auto_poll queue measured no round: its choice is the "
+				   "configured mode, not a measurement\n");
 	}
 	fprintf(f, "  recommendation: %s\n", reco);
 	if (cmdq_rounds_warning(r, reco, sizeof(reco)))

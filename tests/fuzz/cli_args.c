@@ -245,14 +245,22 @@ static void check_decode(int argc, char **argv, const struct cli_args *a)
 
 static void check_main(int argc, char **argv, const struct cli_args *a)
 {
-	bool no_cache = false;
+	bool no_cache = false, json = false, per_cpu = false, prom = false;
 
 	for (int i = 1; i < argc; i++) {
-		FUZZ_ASSERT(!strcmp(argv[i], "--no-cache"), "the main job accepted '%s'", argv[i]);
-		no_cache = true;
+		bool *seen = !strcmp(argv[i], "--no-cache")	? &no_cache
+			     : !strcmp(argv[i], "--json")	? &json
+			     : !strcmp(argv[i], "--per-cpu")	? &per_cpu
+			     : !strcmp(argv[i], "--format=prom") ? &prom
+								: NULL;
+
+		FUZZ_ASSERT(seen, "the main job accepted '%s'", argv[i]);
+		*seen = true;
 	}
 	FUZZ_ASSERT(a->probe.flags == (no_cache ? HWT_MISALIGNED_NO_CACHE : 0u),
 		    "main job flags 0x%x", a->probe.flags);
+	FUZZ_ASSERT(a->json == json && a->per_cpu == per_cpu && a->prom == prom,
+		    "main job json %d per_cpu %d prom %d", a->json, a->per_cpu, a->prom);
 	FUZZ_ASSERT(a->probe.override_speed == 0 ||
 			    (a->probe.override_speed >= HWT_MISALIGNED_SLOW &&
 			     a->probe.override_speed <= HWT_MISALIGNED_UNSUPPORTED),
