@@ -226,9 +226,10 @@ tap_ok "cmdq with 2 rounds: human warning line" ok_has "warning: only 2 rounds m
 
 # --- progress: on a terminal only, never on stdout --------------------------------------
 # script(1) gives the tool a terminal; stdout goes to a file.  The device's
-# extra cost makes the run last over the second after which progress shows.
+# extra cost (busy-waited) makes the run last over the second after which
+# progress shows: 1200 timed syncs x 1 ms >= 1.2 s, warm-up aside.
 if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
-	script -qec "timeout -k 5 $TAP_TIMEOUT $HWTUNE cmdq --syncs 2000 --segment 50 --poll sev --sev-cost-ns 100000 --json > $tap_dir/tty.json" \
+	script -qec "timeout -k 5 $TAP_TIMEOUT $HWTUNE cmdq --syncs 1200 --segment 30 --poll sev --sev-cost-ns 1000000 --json > $tap_dir/tty.json" \
 		"$tap_dir/tty.log" >/dev/null 2>&1
 	tap_ok "progress: on a terminal a long cmdq run shows its rounds on stderr" \
 		grep -q "hwtune: cmdq round [0-9]*/40" "$tap_dir/tty.log"
