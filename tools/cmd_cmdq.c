@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 #include "cmdq_engine.h"
+#include "report.h"
 
 #include <hwtune/hwtune.h>
 
@@ -242,10 +243,17 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 	return 0;
 }
 
-int cmdq_run(const struct cmdq_opts *o, bool json, char *reco, size_t len)
+int cmdq_run(const struct cmdq_opts *opts, bool json, char *reco, size_t len)
 {
+	struct cmdq_opts o = *opts;
+	struct report_progress p;
 	struct cmdq_report r;
-	int err = cmdq_measure(o, &r);
+	int err;
+
+	report_progress_start(&p, "cmdq");
+	o.progress = report_progress_cmdq, o.progress_arg = &p;
+	err = cmdq_measure(&o, &r);
+	report_progress_end(&p);
 
 	if (err) {
 		cli_error("%s", r.error);

@@ -2,6 +2,7 @@
 /* hwtune probe: misaligned-access speed of each allowed CPU. */
 #include "cli.h"
 #include "cmd_probe.h"
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -36,9 +37,12 @@ static void usage(FILE *f)
 		"  --smt=MODE        together (default): SMT siblings are probed at the same\n"
 		"                    time; apart: siblings go in separate waves\n"
 		"  --no-cache        neither read nor write the result cache\n"
-		"  --json            one JSON object on stdout (= --format=json)\n"
-		"  --per-cpu         one line per CPU instead of groups\n"
-		"  --format=FORMAT   text (default), json or prom (Prometheus text format)\n"
+		"  --json            one JSON object on stdout (= --format=json; always one\n"
+		"                    entry per CPU)\n"
+		"  --per-cpu         one line per CPU (default: one line per group of CPUs\n"
+		"                    that agree)\n"
+		"  --format=FORMAT   text (default), json or prom (Prometheus text format,\n"
+		"                    for node_exporter's textfile collector)\n"
 		"  --unaligned-scalar-speed=WORD\n"
 		"                    skip probing and report WORD (slow, fast or unsupported)\n"
 		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
@@ -144,12 +148,168 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 	fputc('\n', f);
 }
 
-void probe_print_human(FILE *f, const struct hwt_misaligned_report *r)
+/*
+ * CPUs that agree share one line.  Two CPUs agree when their group keys
+ * are equal: the speed, where it came from, the probe status, the fault
+ * signal, hwprobe's answer and the notes (perf-unavailable aside: it has
+ * its own line).  A future key (e.g. the core type) is one more member here
+ * and one more comparison in key_equal().
+ */
+struct group_key {
+	int speed, source, status, fault_signal, hwprobe;
+	unsigned notes;
+};
+
+static struct group_key key_of(const struct hwt_misaligned_cpu *c)
+{
+	return (struct group_key){ .speed = c->speed, .source = c->source, .status = c->status,
+				   .fault_signal = c->fault_signal, .hwprobe = c->hwprobe,
+				   .notes = c->notes & ~HWT_MISALIGNED_NOTE_NO_PERF };
+}
+
+static bool key_equal(const struct group_key *a, const struct group_key *b)
+{
+	return a->speed == b->speed && a->source == b->source && a->status == b->status &&
+	       a->fault_signal == b->fault_signal && a->hwprobe == b->hwprobe &&
+	       a->notes == b->notes;
+}
+
+struct range_u64 {
+	uint64_t lo, hi;
+};
+
+static void range_add(struct range_u64 *r, uint64_t v, bool first)
+{
+	if (first || v < r->lo)
+		r->lo = v;
+	if (first || v > r->hi)
+		r->hi = v;
+}
+
+/* "lo" or "lo-hi", values scaled by 1/div with `decimals` digits. */
+static void range_str(char *buf, size_t len, const struct range_u64 *r, double div, int decimals)
+{
+	if (r->lo == r->hi)
+		snprintf(buf, len, "%.*f", decimals, r->lo / div);
+	else
+		snprintf(buf, len, "%.*f-%.*f", decimals, r->lo / div, decimals, r->hi / div);
+}
+
+/* One line for the CPUs of r whose key is k (members[] marks them). */
+static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
+			const struct hwt_cpus *set)
+{
+	const struct hwt_misaligned_cpu *c0 = NULL;
+	struct range_u64 ratio = { 0, 0 }, word = { 0, 0 }, byte = { 0, 0 }, probe = { 0, 0 },
+			 faults = { 0, 0 };
+	char list[512], a[64], b[64], d[64], e[64];
+	bool first = true;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_cpu *c = &r->cpu[i];
+
+		if (!member[i])
+			continue;
+		if (!c0)
+			c0 = c;
+		range_add(&ratio, c->ratio_x100, first);
+		range_add(&word, c->word_ns, first);
+		range_add(&byte, c->byte_ns, first);
+		range_add(&probe, c->probe_ns, first);
+		range_add(&faults, c->align_faults < 0 ? 0 : (uint64_t)c->align_faults, first);
+		first = false;
+	}
+	if (hwt_cpus_format(set, list, sizeof(list)) < 0)
+		snprintf(list, sizeof(list), "?");
+	fprintf(f, "cpus %s: ", list);
+	if (c0->status) {
+		fprintf(f, "not probed: %s\n", strerror(-c0->status));
+		return;
+	}
+	if (c0->source == HWT_MISALIGNED_FROM_OVERRIDE) {
+		fprintf(f, "scalar unaligned access speed set to '%s' (%d) by override\n",
+			hwt_misaligned_speed_name(c0->speed), c0->speed);
+		return;
+	}
+	fprintf(f, "%s", hwt_misaligned_speed_name(c0->speed));
+	range_str(a, sizeof(a), &ratio, 100, 2);
+	if (c0->fault_signal)
+		fprintf(f, " (a misaligned word access raised %s)", signame(c0->fault_signal));
+	else if (c0->speed == HWT_MISALIGNED_EMULATED)
+		fprintf(f, " (%s alignment faults in one copy iteration)",
+			(range_str(b, sizeof(b), &faults, 1, 0), b));
+	else if (ratio.hi || word.hi)
+		fprintf(f, " (ratio %s)", a);
+	range_str(b, sizeof(b), &word, 1, 0);
+	range_str(d, sizeof(d), &byte, 1, 0);
+	range_str(e, sizeof(e), &probe, 1e6, 3);
+	if (c0->source == HWT_MISALIGNED_FROM_CACHE)
+		fprintf(f, " [cached: word %s ns, byte %s ns]", b, d);
+	else if (word.hi || byte.hi)
+		fprintf(f, " [word %s ns, byte %s ns, probe %s ms]", b, d, e);
+	if (c0->hwprobe >= 0)
+		fprintf(f, " [riscv_hwprobe: %s, %s]", hwt_misaligned_speed_name(c0->hwprobe),
+			c0->hwprobe == (int)c0->speed ? "agrees" : "disagrees");
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if ((c0->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
+			fprintf(f, " [note: %s]", notes[i].text);
+	fputc('\n', f);
+}
+
+/* The CPUs in groups of equal keys, in the order of each group's first CPU;
+ * a group of one CPU gets the per-CPU line. */
+static void print_grouped(FILE *f, const struct hwt_misaligned_report *r)
+{
+	bool *done = calloc(r->n ? r->n : 1, sizeof(*done));
+	bool *member = calloc(r->n ? r->n : 1, sizeof(*member));
+
+	if (!done || !member) { /* no memory: the long form needs none */
+		for (unsigned i = 0; i < r->n; i++)
+			print_cpu(f, &r->cpu[i]);
+		goto out;
+	}
+	for (unsigned i = 0; i < r->n; i++) {
+		struct group_key k = key_of(&r->cpu[i]);
+		struct hwt_cpus set = HWT_CPUS_INIT;
+		unsigned count = 0;
+
+		if (done[i])
+			continue;
+		for (unsigned j = i; j < r->n; j++) {
+			struct group_key kj = key_of(&r->cpu[j]);
+
+			member[j] = !done[j] && key_equal(&k, &kj);
+			if (member[j]) {
+				done[j] = true;
+				count++;
+				if (hwt_cpus_add(&set, r->cpu[j].cpu) < 0)
+					count = 0; /* cannot list them: fall back below */
+			}
+		}
+		if (count > 1) {
+			print_group(f, r, member, &set);
+		} else {
+			for (unsigned j = i; j < r->n; j++)
+				if (member[j])
+					print_cpu(f, &r->cpu[j]);
+		}
+		hwt_cpus_free(&set);
+		memset(member, 0, r->n * sizeof(*member));
+	}
+out:
+	free(done);
+	free(member);
+}
+
+void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
 
+	if (!per_cpu)
+		print_grouped(f, r);
 	for (unsigned i = 0; i < r->n; i++) {
-		print_cpu(f, &r->cpu[i]);
+		if (per_cpu)
+			print_cpu(f, &r->cpu[i]);
 		if (r->cpu[i].status)
 			continue;
 		probed++;
@@ -255,10 +415,10 @@ static const char *cache_state(const struct hwt_misaligned_report *r)
 	return hit == r->n ? "hit" : hit ? "partial" : "miss";
 }
 
-static void print_json(FILE *f, const struct hwt_misaligned_report *r)
+void probe_json(FILE *f, const struct hwt_misaligned_report *r)
 {
 	fprintf(f,
-		"{\"probe\": {\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
+		"{\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
 		", \"summary\": \"%s\",\n  \"smt\": \"%s\", \"waves\": %u, \"budget_us\": %u"
 		", \"kernel_window\": %s, \"cache\": \"%s\", \"cache_ignored\": ",
 		r->serial ? "serial" : "parallel", source_name(r->source), r->wall_ns,
@@ -275,7 +435,16 @@ static void print_json(FILE *f, const struct hwt_misaligned_report *r)
 	fprintf(f, ",\n  \"cpus\": [\n");
 	for (unsigned i = 0; i < r->n; i++)
 		json_cpu(f, &r->cpu[i], i + 1 == r->n);
-	fprintf(f, "  ]}}\n");
+	fprintf(f, "  ]}");
+}
+
+/* {"probe": {...}, "version": V}: "version" last, so that the first line
+ * stays what DESIGN.md shows. */
+static void print_json(FILE *f, const struct hwt_misaligned_report *r)
+{
+	fprintf(f, "{\"probe\": ");
+	probe_json(f, r);
+	fprintf(f, ",\n \"version\": \"%s\"}\n", hwt_version());
 }
 
 /* Every CPU of want must be allowed: say which one is not. */
@@ -428,10 +597,16 @@ int probe_run(struct cli_args *a)
 		cli_error("probe: %s", strerror(-ret));
 		return 1;
 	}
-	if (a->json)
+	if (a->json) {
 		print_json(stdout, &r);
-	else
-		probe_print_human(stdout, &r);
+	} else if (a->prom) {
+		struct report_machine m;
+
+		report_machine_read(&m);
+		report_prom(stdout, &(struct report_prom){ .m = &m, .probe = &r });
+	} else {
+		probe_print_human(stdout, &r, a->per_cpu);
+	}
 	hwt_misaligned_report_free(&r);
 	return fflush(stdout) ? 1 : 0;
 }

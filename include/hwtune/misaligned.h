@@ -143,6 +143,19 @@ HWT_API int hwt_misaligned_parse_speed(const char *word);
  * (then *bad, if non-NULL, points at the bad word). */
 HWT_API int hwt_misaligned_env_override(const char **bad);
 
+/* riscv_hwprobe keys of the kernel's own misaligned-speed answers. */
+#define HWT_HWPROBE_MISALIGNED_SCALAR_PERF 9
+#define HWT_HWPROBE_MISALIGNED_VECTOR_PERF 10
+
+/*
+ * The kernel's riscv_hwprobe answer for key on one CPU (cpu >= 0) or on all
+ * online CPUs (cpu -1: for the misaligned keys the kernel then answers
+ * UNKNOWN unless every CPU agrees).  0 with *value set; -ENOSYS where the
+ * call does not exist (other architectures, old kernels, qemu-user);
+ * -EOPNOTSUPP when the kernel does not know the key; -EINVAL bad arguments.
+ */
+HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
+
 /*
  * The summary for the process's allowed CPUs, computed once per process
  * (thread-safe) with the environment override and the on-disk cache.

@@ -306,9 +306,9 @@ tap_ok "cache: --no-cache measures" test "$(field "$out" source)" = measured
 tap_ok "cache: --no-cache says off" test "$(field "$out" cache)" = off
 
 # --- human output, main job ---------------------------------------------------------------
-tap_run probe --no-cache
+tap_run probe --no-cache --per-cpu
 tap_ok "human: exits 0" status_is 0
-tap_ok "human: one line per CPU" \
+tap_ok "human --per-cpu: one line per CPU" \
 	test "$(grep -c '^cpu[0-9]*: ' "$out")" -eq "$(echo $allowed | wc -w)"
 tap_ok "human: kernel-style ratio line" \
 	sh -c 'grep -q "^cpu[0-9]*: .* [0-9]*\.[0-9][0-9]x byte access speed (" "$0" ||

@@ -510,3 +510,13 @@ TEST(null_misaligned_speed)
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "fast", 1); /* no probing */
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_FAST); /* no pointer argument */
 }
+
+TEST(null_misaligned_hwprobe)
+{
+	uint64_t v = 7;
+
+	ASSERT_EQ(hwt_misaligned_hwprobe(0, HWT_HWPROBE_MISALIGNED_SCALAR_PERF, NULL), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_hwprobe(-2, HWT_HWPROBE_MISALIGNED_SCALAR_PERF, &v), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_hwprobe(0, -1, &v), -EINVAL);
+	ASSERT_EQ(v, 7); /* untouched on error */
+}
