@@ -15,7 +15,7 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
-#   make bench-deps              install the benchmark peers (dpdk-dev, libck-dev; apt-get)
+#   make bench-deps              install the benchmark peers and gnuplot (dpdk-dev, libck-dev, liburcu-dev, gnuplot-nox; apt-get)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -177,7 +177,7 @@ $(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tool
 		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
 		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
@@ -303,12 +303,12 @@ deps:
 		libasan8 libubsan1 libclang-rt-14-dev \
 		libck-dev spin pkgconf
 
-# The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).
+# The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make bench-deps: run as root (apt-get)" >&2; exit 1; fi
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		dpdk-dev libck-dev pkgconf
+		dpdk-dev libck-dev liburcu-dev gnuplot-nox pkgconf
 
 # --- install ------------------------------------------------------------------
 PREFIX ?= /usr/local

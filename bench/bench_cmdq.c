@@ -69,6 +69,9 @@ static const struct bench_queue_ops *const queues[] = {
 #ifdef HAVE_CK
 	&bench_ck_ops,
 #endif
+#ifdef HAVE_URCU
+	&bench_urcu_ops,
+#endif
 	&bench_mutex_ops,
 };
 
@@ -596,6 +599,9 @@ int main(int argc, char **argv)
 #endif
 #ifndef HAVE_CK
 	skipped[nskip][0] = "ck_ring", skipped[nskip++][1] = "libck-dev";
+#endif
+#ifndef HAVE_URCU
+	skipped[nskip][0] = "urcu_wfcq", skipped[nskip++][1] = "liburcu-dev";
 #endif
 	bn.s = aligned_alloc(128, (sizeof(*bn.s) + 127) & ~(size_t)127);
 	bn.floor_ns = calloc(2 * (size_t)bn.o.nbursts * bn.o.rounds, sizeof(double));
