@@ -15,6 +15,9 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
+#   make bench [BENCH_QUICK=1]   every benchmark: JSON in bench/results/<date>-<host>/, plots,
+#                                docs/benchmarks.md (~5-10 min; quick ~1 min); make bench-report
+#                                [RESULTS=dir] regenerates the plots and the page from the JSON
 #   make bench-deps              install the benchmark peers and gnuplot (dpdk-dev, libck-dev, liburcu-dev, gnuplot-nox; apt-get)
 
 VERSION_MAJOR := 0
@@ -97,7 +100,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
-	bench-cmdq rmw-count rmw-list soak \
+	bench-cmdq bench-sync bench-report rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -145,7 +148,23 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
-bench: $(BENCH_BINS)
+# make bench: every benchmark (bench/run.sh), JSON per run in
+# bench/results/<date>-<host>/, plots and docs/benchmarks.md (bench/report.sh).
+# BENCH_QUICK=1: short runs (~1 min) to validate the harness.  Never in make check.
+BENCH_QUICK ?= 0
+bench: $(BENCH_BINS) $(BUILD)/bench/bench_cmdq $(BUILD)/hwtune
+	BENCH_QUICK=$(BENCH_QUICK) sh bench/run.sh $(BUILD)
+
+# Regenerate the plots and docs/benchmarks.md from one results folder
+# (default: the newest under bench/results/).
+RESULTS ?= $(lastword $(sort $(wildcard bench/results/*-*)))
+bench-report:
+	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
+	sh bench/report.sh $(RESULTS)
+
+# The empty-queue CMD_SYNC latency CDF, MSI vs CONS vs the floor (JSON).
+bench-sync: $(BUILD)/bench/bench_sync
+	./$(BUILD)/bench/bench_sync
 
 # Locked read-modify-writes per call of the queue, counted by single-stepping
 # (x86_64), with the functions they are in; rmw-list lists the atomic RMW
