@@ -100,7 +100,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
-	bench-cmdq bench-sync bench-report rmw-count rmw-list soak \
+	bench-cmdq bench-sync bench-report bench-check rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -161,6 +161,11 @@ RESULTS ?= $(lastword $(sort $(wildcard bench/results/*-*)))
 bench-report:
 	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
 	sh bench/report.sh $(RESULTS)
+
+# Check a results folder (machine facts, CDFs, every case present).
+bench-check:
+	@if [ -z "$(RESULTS)" ]; then echo "make bench-check: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
+	sh bench/check.sh $(RESULTS)
 
 # The empty-queue CMD_SYNC latency CDF, MSI vs CONS vs the floor (JSON).
 bench-sync: $(BUILD)/bench/bench_sync

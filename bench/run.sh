@@ -88,5 +88,6 @@ run probe "$B/bench/bench_probe" $PROBE
 
 progress "report"
 sh bench/report.sh "$out"
+sh bench/check.sh "$out" >&2 || failed="$failed check"
 echo "bench: results in $out/ ($(($(date +%s) - t0)) s${failed:+; failed:$failed})"
 [ -z "$failed" ]
