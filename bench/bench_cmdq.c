@@ -200,7 +200,10 @@ static int segment(struct bench *bn, struct impl *im, unsigned b, double *rate, 
 	s->im = im;
 	s->burst = b;
 	s->nprod = bn->o.nprod;
-	s->warm = (WARM_ELEMS + b - 1) / b;
+	/* WARM_ELEMS in all, shared among the producers: the main thread's
+	 * wait for the warm-up is bounded by one timeout, and 16 producers of
+	 * 2048 awaited elements each on one CPU took longer than 5 s */
+	s->warm = (WARM_ELEMS + b * s->nprod - 1) / (b * s->nprod);
 	s->timeout_ns = (uint64_t)bn->o.timeout_ms * 1000000u;
 	s->spin_ns = bn->spin_ns;
 	/* threads start after these stores (pthread_create orders them) */
