@@ -5,6 +5,8 @@
 # then bench/report.sh renders the plots and docs/benchmarks.md.
 #
 #   sh bench/run.sh BUILD_DIR        BENCH_QUICK=1: short runs (~1 min)
+#   BENCH_OUT=dir (results folder), BENCH_DOC=file, BENCH_IMG=dir (the page
+#   and its plots; default docs/benchmarks.md and docs/benchmarks/)
 #
 # Never run by make check.  Progress goes to stderr when it is a terminal;
 # each benchmark's own stderr is kept beside its JSON (<name>.log).
@@ -87,7 +89,7 @@ done
 run probe "$B/bench/bench_probe" $PROBE
 
 progress "report"
-sh bench/report.sh "$out"
+sh bench/report.sh "$out" "${BENCH_DOC:-docs/benchmarks.md}" "${BENCH_IMG:-docs/benchmarks}"
 sh bench/check.sh "$out" >&2 || failed="$failed check"
 echo "bench: results in $out/ ($(($(date +%s) - t0)) s${failed:+; failed:$failed})"
 [ -z "$failed" ]
