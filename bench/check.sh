@@ -55,7 +55,7 @@ for f in "$dir"/*.json; do
 	/"recommendation": \{"poll"/ { rec = $0 ~ /"poll": "(msi|sev)"/ ? 1 : -1 }
 	/"bench_cmdq":/ { cmdq = 1 }
 	/"group": "[a-z]+", "burst"/ { cases++ }
-	/^ *"[a-z_]+": \{"p50": / { rates++ }
+	/^ *"[a-z_]+": \{"p50": / { rates++; if (num($0, "p50") == 0) { x = $0; sub(/^ *"/, "", x); sub(/".*/, "", x); say("case " cases ": " x " moved nothing (p50 rate 0)") } }
 	/"bench_probe":/ { probe = 1 }
 	/"cpus": [0-9]+, "parallel_wall_ns_p50"/ { if (num($0, "cpus") != ++rows) say("scaling row " rows " is for " num($0, "cpus") " CPUs") }
 	/"load": "/ { budgets++ }

@@ -26,9 +26,9 @@ if [ "$quick" = 1 ]; then
 	CON="--rounds 3 --segment-ms 5 --timeout-ms 5000"
 	PROBE="--runs 20 --serial-runs 5 --kernel-runs 2 --scale-runs 3 --scale-kernel-runs 1 --stab-runs 10"
 else
-	SYNC="--rounds 40 --segment 1000"
+	SYNC="--rounds 60 --segment 2000"
 	TOOL="--syncs 20000"
-	THR="--rounds 9 --segment-ms 15 --timeout-ms 5000"
+	THR="--rounds 11 --segment-ms 15 --timeout-ms 5000"
 	CON="--rounds 7 --segment-ms 15 --timeout-ms 5000"
 	PROBE="--runs 100 --serial-runs 20 --kernel-runs 5 --scale-runs 10 --scale-kernel-runs 3 --stab-runs 100"
 fi
@@ -88,6 +88,7 @@ for p in $PRODUCERS; do
 done
 run probe "$B/bench/bench_probe" $PROBE
 
+echo "$(($(date +%s) - t0))" > "$out/elapsed_s"
 progress "report"
 sh bench/report.sh "$out" "${BENCH_DOC:-docs/benchmarks.md}" "${BENCH_IMG:-docs/benchmarks}"
 sh bench/check.sh "$out" >&2 || failed="$failed check"
