@@ -247,25 +247,40 @@ static void *spin_main(void *arg)
 	return NULL;
 }
 
+/* Verdicts of one run against the budget's first run: scalar per CPU and
+ * summary; vector (both units: "vector" and "avx2") per CPU and summaries;
+ * "all": scalar and vector per-CPU verdicts both identical. */
 struct stab {
 	unsigned budget_us, runs, same_cpus, same_summary, migrated_runs;
+	unsigned same_vcpus, same_vsummary, same_all;
 	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1];
-	enum hwt_misaligned_speed first[64];
-	int first_summary;
+	unsigned vsummary_count[HWT_MISALIGNED_UNSUPPORTED + 1];
+	enum hwt_misaligned_speed first[64], first_v[64][2];
+	int first_summary, first_vsummary, first_asummary;
+	unsigned first_n;
 	struct series ratio, wall;
 };
 
 static void stab_add(struct stab *st, struct hwt_misaligned_report *r)
 {
-	bool same = true, migrated = false;
+	bool same, vsame, migrated = false;
 
 	if (!st->runs) {
 		st->first_summary = r->summary;
-		for (unsigned k = 0; k < r->n && k < 64; k++)
+		st->first_vsummary = r->vector_summary;
+		st->first_asummary = r->avx2_summary;
+		st->first_n = r->n;
+		for (unsigned k = 0; k < r->n && k < 64; k++) {
 			st->first[k] = r->cpu[k].speed;
+			st->first_v[k][0] = r->cpu[k].vector.speed;
+			st->first_v[k][1] = r->cpu[k].avx2.speed;
+		}
 	}
+	same = vsame = r->n == st->first_n;
 	for (unsigned k = 0; k < r->n && k < 64; k++) {
 		same &= r->cpu[k].speed == st->first[k];
+		vsame &= r->cpu[k].vector.speed == st->first_v[k][0] &&
+			 r->cpu[k].avx2.speed == st->first_v[k][1];
 		migrated |= (r->cpu[k].notes & HWT_MISALIGNED_NOTE_MIGRATED) != 0 ||
 			    r->cpu[k].preempted > 0;
 		if (!r->cpu[k].status)
@@ -274,6 +289,11 @@ static void stab_add(struct stab *st, struct hwt_misaligned_report *r)
 	st->runs++;
 	st->same_cpus += same;
 	st->same_summary += (int)r->summary == st->first_summary;
+	st->same_vcpus += vsame;
+	st->same_vsummary += (int)r->vector_summary == st->first_vsummary &&
+			     (int)r->avx2_summary == st->first_asummary;
+	st->same_all += same && vsame;
+	st->vsummary_count[r->vector_summary]++;
 	st->migrated_runs += migrated;
 	st->summary_count[r->summary]++;
 	add(&st->wall, r->wall_ns);
@@ -341,6 +361,20 @@ static void print_stab(struct json *j, const char *load, struct stab *st, unsign
 				json_key(j, hwt_misaligned_speed_name(k)),
 					json_u64(j, st[b].summary_count[k]);
 		json_close(j);
+		json_key(j, "same_vector_verdicts"), json_u64(j, st[b].same_vcpus);
+		json_key(j, "same_vector_summary"), json_u64(j, st[b].same_vsummary);
+		json_key(j, "same_all_verdicts"), json_u64(j, st[b].same_all);
+		json_key(j, "first_vector_summary"),
+			json_str(j, hwt_misaligned_speed_name(st[b].first_vsummary));
+		json_key(j, "first_avx2_summary"),
+			json_str(j, hwt_misaligned_speed_name(st[b].first_asummary));
+		json_key(j, "vector_summaries");
+		json_obj(j);
+		for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
+			if (st[b].vsummary_count[k])
+				json_key(j, hwt_misaligned_speed_name(k)),
+					json_u64(j, st[b].vsummary_count[k]);
+		json_close(j);
 		json_close(j);
 		free(st[b].ratio.v), free(st[b].wall.v);
 	}
@@ -371,6 +405,202 @@ static unsigned parse_budgets(const char *v, unsigned *out)
 	return n;
 }
 
+/* --- vector units and split penalties over the default-budget runs ------- */
+
+static const char *const unit_key[2] = { "vector", "avx2" };
+
+static const struct hwt_misaligned_vector *unit_of(const struct hwt_misaligned_cpu *c, unsigned u)
+{
+	return u ? &c->avx2 : &c->vector;
+}
+
+struct units {
+	unsigned runs, same[2];
+	unsigned summary_count[2][HWT_MISALIGNED_UNSUPPORTED + 1];
+	int first_summary[2];
+	struct series ratio[2];    /* ratio_x100 of every measured CPU of every run */
+	struct series split[4];    /* line_load, line_store, page_load, page_store */
+};
+
+static const char *const split_key[4] = { "line_load", "line_store", "page_load", "page_store" };
+
+static unsigned split_of(const struct hwt_misaligned_split *s, unsigned f)
+{
+	return f == 0 ? s->line_load : f == 1 ? s->line_store : f == 2 ? s->page_load : s->page_store;
+}
+
+static void units_add(struct units *us, const struct hwt_misaligned_report *r, const bool same[2],
+		      bool same_n)
+{
+	int sum[2] = { r->vector_summary, r->avx2_summary };
+
+	for (unsigned u = 0; u < 2; u++) {
+		if (!us->runs)
+			us->first_summary[u] = sum[u];
+		us->same[u] += same[u] && same_n;
+		us->summary_count[u][sum[u]]++;
+	}
+	us->runs++;
+	for (unsigned k = 0; k < r->n; k++) {
+		const struct hwt_misaligned_cpu *c = &r->cpu[k];
+
+		if (c->status)
+			continue;
+		for (unsigned u = 0; u < 2; u++)
+			if (unit_of(c, u)->ratio_x100)
+				add(&us->ratio[u], unit_of(c, u)->ratio_x100);
+		for (unsigned f = 0; f < 4; f++)
+			if (split_of(&c->split, f))
+				add(&us->split[f], split_of(&c->split, f));
+	}
+}
+
+/* "name": {"n", "min", "p50", "max"} of a ratio x100 series, as ratios;
+ * {"n": 0} when nothing was measured. */
+static void print_ratio_spread(struct json *j, const char *name, struct series *s)
+{
+	struct stat_summary m;
+
+	json_key(j, name);
+	json_obj(j);
+	json_key(j, "n"), json_u64(j, s->n);
+	if (s->n) {
+		stat_sort_u64(s->v, s->n);
+		stat_summary_u64(s->v, s->n, &m);
+		json_key(j, "min"), json_fixed(j, m.min / 100.0, 2);
+		json_key(j, "p50"), json_fixed(j, m.p50 / 100.0, 2);
+		json_key(j, "max"), json_fixed(j, m.max / 100.0, 2);
+	}
+	json_close(j);
+}
+
+/*
+ * "vector": {"runs", "budget_us", per_cpu_vector_ns (of per_cpu_probe_ns),
+ *   "units": [one line per unit: "unit" (vector|avx2), "name" (sse2, avx2,
+ *   neon, rvv or none), stability over the default-budget runs (runs whose
+ *   per-CPU verdicts of this unit all equal the first run's), the summaries,
+ *   the ratio spread over all runs and CPUs], "cpus": [one line per CPU and
+ *   unit, the last run's verdict, ratio and copy times]}.  avx2 is listed
+ *   only when the build has the unit (x86_64).
+ */
+static void print_vector_obj(struct json *j, struct units *us, struct series *vec_ns,
+			     const struct hwt_misaligned_report *last, unsigned budget_us)
+{
+	bool has[2] = { true, false };
+
+	for (unsigned k = 0; k < last->n; k++)
+		has[1] |= last->cpu[k].avx2.unit != NULL;
+	json_nl(j, "  ");
+	json_key(j, "vector");
+	json_obj(j);
+	json_key(j, "runs"), json_u64(j, us->runs);
+	json_key(j, "budget_us"), json_u64(j, budget_us);
+	print_series(j, "per_cpu_vector_ns", vec_ns);
+	json_nl(j, "    ");
+	json_key(j, "units");
+	json_arr(j);
+	for (unsigned u = 0; u < 2; u++) {
+		const char *name = NULL;
+
+		if (!has[u])
+			continue;
+		for (unsigned k = 0; k < last->n && !name; k++)
+			name = unit_of(&last->cpu[k], u)->unit;
+		json_nl(j, "      ");
+		json_obj(j);
+		json_key(j, "unit"), json_str(j, unit_key[u]);
+		json_key(j, "name"), json_str(j, name ? name : "none");
+		json_key(j, "runs"), json_u64(j, us->runs);
+		json_key(j, "same_cpu_verdicts"), json_u64(j, us->same[u]);
+		json_key(j, "first_summary"),
+			json_str(j, hwt_misaligned_speed_name(us->first_summary[u]));
+		json_key(j, "summaries");
+		json_obj(j);
+		for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
+			if (us->summary_count[u][k])
+				json_key(j, hwt_misaligned_speed_name(k)),
+					json_u64(j, us->summary_count[u][k]);
+		json_close(j);
+		print_ratio_spread(j, "ratio", &us->ratio[u]);
+		json_close(j);
+	}
+	json_close(j);
+	json_nl(j, "    ");
+	json_key(j, "cpus");
+	json_arr(j);
+	for (unsigned k = 0; k < last->n; k++)
+		for (unsigned u = 0; u < 2; u++) {
+			const struct hwt_misaligned_vector *v = unit_of(&last->cpu[k], u);
+
+			if (!has[u])
+				continue;
+			json_nl(j, "      ");
+			json_obj(j);
+			json_key(j, "vector_cpu"), json_int(j, last->cpu[k].cpu);
+			json_key(j, "unit"), json_str(j, unit_key[u]);
+			json_key(j, "name"), json_str(j, v->unit ? v->unit : "none");
+			json_key(j, "status"), json_int(j, last->cpu[k].status);
+			json_key(j, "speed"), json_str(j, hwt_misaligned_speed_name(v->speed));
+			json_key(j, "ratio"), json_fixed(j, v->ratio_x100 / 100.0, 2);
+			json_key(j, "word_ns"), json_u64(j, v->word_ns);
+			json_key(j, "byte_ns"), json_u64(j, v->byte_ns);
+			json_key(j, "fault_signal"), json_int(j, v->fault_signal);
+			json_close(j);
+		}
+	json_close(j);
+	json_close(j);
+}
+
+/*
+ * "split": {"runs", per_cpu_split_ns (of per_cpu_probe_ns), the spread of
+ *   each penalty over all runs and CPUs, "cpus": [one line per CPU, the last
+ *   run's ratios to the aligned access (1.00: no penalty; 0: not measured)]}.
+ */
+static void print_split_obj(struct json *j, struct units *us, struct series *split_ns,
+			    const struct hwt_misaligned_report *last)
+{
+	json_nl(j, "  ");
+	json_key(j, "split");
+	json_obj(j);
+	json_key(j, "runs"), json_u64(j, us->runs);
+	print_series(j, "per_cpu_split_ns", split_ns);
+	json_nl(j, "    ");
+	json_key(j, "spread");
+	json_obj(j);
+	for (unsigned f = 0; f < 4; f++)
+		print_ratio_spread(j, split_key[f], &us->split[f]);
+	json_close(j);
+	json_nl(j, "    ");
+	json_key(j, "cpus");
+	json_arr(j);
+	for (unsigned k = 0; k < last->n; k++) {
+		const struct hwt_misaligned_cpu *c = &last->cpu[k];
+
+		json_nl(j, "      ");
+		json_obj(j);
+		json_key(j, "split_cpu"), json_int(j, c->cpu);
+		json_key(j, "status"), json_int(j, c->status);
+		json_key(j, "scalar_ratio"), json_fixed(j, c->ratio_x100 / 100.0, 2);
+		for (unsigned f = 0; f < 4; f++)
+			json_key(j, split_key[f]), json_fixed(j, split_of(&c->split, f) / 100.0, 2);
+		json_key(j, "aligned_load_ps"), json_u64(j, c->split.aligned_load_ps);
+		json_key(j, "aligned_store_ps"), json_u64(j, c->split.aligned_store_ps);
+		json_key(j, "line_bytes"), json_u64(j, c->split.line_bytes);
+		json_key(j, "page_bytes"), json_u64(j, c->split.page_bytes);
+		json_close(j);
+	}
+	json_close(j);
+	json_close(j);
+}
+
+static void units_free(struct units *us)
+{
+	for (unsigned u = 0; u < 2; u++)
+		free(us->ratio[u].v);
+	for (unsigned f = 0; f < 4; f++)
+		free(us->split[f].v);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned runs = 100, serial_runs = 20, kernel_runs = 5, budget_us = 0;
@@ -383,6 +613,7 @@ int main(int argc, char **argv)
 	enum hwt_misaligned_speed *first_vspeed = NULL, first_vsummary = HWT_MISALIGNED_UNKNOWN;
 	enum hwt_misaligned_speed first_asummary = HWT_MISALIGNED_UNKNOWN;
 	struct hwt_misaligned_report last = { 0 };
+	struct units units = { 0 };
 	unsigned scale_runs = 10, scale_kruns = 3, stab_runs = 100, nb = 5;
 	unsigned budgets[MAX_BUDGETS] = { 100, 200, 500, 1000, 16000 };
 	bool busy = true;
@@ -431,7 +662,7 @@ int main(int argc, char **argv)
 	 * serial runs are interleaved with the first of them. */
 	for (unsigned i = 0; i < runs; i++) {
 		struct hwt_misaligned_report r;
-		bool same = true, vsame = true;
+		bool same = true, vsame = true, usame[2] = { true, true };
 
 		run(0, budget_us, &par, &r);
 		if (!first_speed) {
@@ -453,7 +684,10 @@ int main(int argc, char **argv)
 			same &= r.cpu[k].speed == first_speed[k];
 			vsame &= r.cpu[k].vector.speed == first_vspeed[2 * k] &&
 				 r.cpu[k].avx2.speed == first_vspeed[2 * k + 1];
+			for (unsigned u = 0; u < 2; u++)
+				usame[u] &= unit_of(&r.cpu[k], u)->speed == first_vspeed[2 * k + u];
 		}
+		units_add(&units, &r, usame, r.n == ncpus);
 		same_cpus += same && r.n == ncpus;
 		same_summary += r.summary == first_summary;
 		summary_count[r.summary]++;
@@ -622,22 +856,9 @@ int main(int argc, char **argv)
 	json_close(&j);
 	json_nl(&j, "  ");
 	json_key(&j, "busy_cpu"), json_int(&j, busy ? all.cpu[all.n - 1] : -1);
-	/* TODO(wt-probe): the vector probe and the split-access penalties are
-	 * being added to the library by wt-probe.  Once they are public, measure
-	 * them here (per-CPU time, verdicts, stability like the scalar probe;
-	 * split: cache-line and page split costs against an aligned access) and
-	 * replace these two "not yet measured" objects; bench/report.sh prints
-	 * whatever status it finds.  Never put numbers here before they exist. */
-	json_nl(&j, "  ");
-	json_key(&j, "vector");
-	json_obj(&j);
-	json_key(&j, "status"), json_str(&j, "not yet measured");
-	json_close(&j);
-	json_nl(&j, "  ");
-	json_key(&j, "split");
-	json_obj(&j);
-	json_key(&j, "status"), json_str(&j, "not yet measured");
-	json_close(&j);
+	print_vector_obj(&j, &units, &par.vector, &last,
+			 budget_us ? budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US);
+	print_split_obj(&j, &units, &par.split, &last);
 	json_key(&j, "wall_s"), json_fixed(&j, (double)(util_now_ns() - t_start) / 1e9, 2);
 	json_close(&j);
 	json_close(&j);
@@ -647,6 +868,7 @@ int main(int argc, char **argv)
 	free(first_speed);
 	free(first_vspeed);
 	hwt_misaligned_report_free(&last);
+	units_free(&units);
 	free(par.vector.v), free(par.split.v), free(ser.vector.v), free(ser.split.v);
 	free(kpar.vector.v), free(kpar.split.v), free(kser.vector.v), free(kser.split.v);
 	free(par.wall.v), free(par.per_cpu.v), free(par.samples.v);
