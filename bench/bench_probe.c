@@ -554,7 +554,8 @@ static void print_vector_obj(struct json *j, struct units *us, struct series *ve
 /*
  * "split": {"runs", per_cpu_split_ns (of per_cpu_probe_ns), the spread of
  *   each penalty over all runs and CPUs, "cpus": [one line per CPU, the last
- *   run's ratios to the aligned access (1.00: no penalty; 0: not measured)]}.
+ *   run's scalar verdict and ratio, and its split ratios to the aligned
+ *   access (1.00: no penalty; 0: not measured)]}.
  */
 static void print_split_obj(struct json *j, struct units *us, struct series *split_ns,
 			    const struct hwt_misaligned_report *last)
@@ -580,6 +581,7 @@ static void print_split_obj(struct json *j, struct units *us, struct series *spl
 		json_obj(j);
 		json_key(j, "split_cpu"), json_int(j, c->cpu);
 		json_key(j, "status"), json_int(j, c->status);
+		json_key(j, "scalar_speed"), json_str(j, hwt_misaligned_speed_name(c->speed));
 		json_key(j, "scalar_ratio"), json_fixed(j, c->ratio_x100 / 100.0, 2);
 		for (unsigned f = 0; f < 4; f++)
 			json_key(j, split_key[f]), json_fixed(j, split_of(&c->split, f) / 100.0, 2);

@@ -9,7 +9,12 @@
 # non-decreasing CDF whose last point is the max and whose p50 is the
 # median; the recommendation is msi or sev.  bench_cmdq: every case has a
 # rate per implementation.  bench_probe: the scaling rows 1..N, the budget
-# rows, and vector/split present (measured, or "not yet measured").
+# rows (each counting vector verdicts too), and the measured vector and
+# split objects: a "vector" unit row with its stability, one verdict row
+# per CPU and unit (a known verdict, a ratio > 0 when fast or slow), one
+# split row per CPU (its four penalties > 0 when the scalar access neither
+# faults nor traps), per_cpu_vector_ns and per_cpu_split_ns with n > 0; a
+# "not yet measured" status is a problem.
 # With python3 present, every file must also parse as JSON.  Prints one line
 # per problem, naming the file and the bad value, and "N files, N problems";
 # exit 1 if any.
@@ -30,6 +35,10 @@ for f in "$dir"/*.json; do
 	function num(s, k,   r) {
 		if (!match(s, "\"" k "\": -?[0-9.]+")) return ""
 		r = substr(s, RSTART, RLENGTH); sub(/^.*: /, "", r); return r + 0
+	}
+	function str(s, k,   r) {
+		if (!match(s, "\"" k "\": \"[^\"]*\"")) return ""
+		r = substr(s, RSTART, RLENGTH); sub(/^[^:]*: "/, "", r); sub(/"$/, "", r); return r
 	}
 	function say(m) { print F ": " m; bad++ }
 	NR == 1 {
@@ -59,7 +68,29 @@ for f in "$dir"/*.json; do
 	/"bench_probe":/ { probe = 1 }
 	/"cpus": [0-9]+, "parallel_wall_ns_p50"/ { if (num($0, "cpus") != ++rows) say("scaling row " rows " is for " num($0, "cpus") " CPUs") }
 	/"load": "/ { budgets++ }
-	/"(vector|split)": \{/ { vs++ }
+	/"bench_probe": \{"version"/ { pcpus = num($0, "cpus") }
+	/"load": "/ { if ($0 !~ /"same_vector_verdicts": [0-9]+/ || $0 !~ /"same_all_verdicts": [0-9]+/) say("budget row " budgets " (" str($0, "load") ", " num($0, "budget_us") " us) without vector verdict counts") }
+	/"not yet measured"/ { say("a \"not yet measured\" status: " $0) }
+	/^  "vector": \{"runs"/ { vobj = 1 }
+	/^  "split": \{"runs"/ { sobj = 1 }
+	/^    "per_cpu_vector_ns": \{"n"/ && vobj && !sobj { vns = num($0, "n") }
+	/^    "per_cpu_split_ns": \{"n"/ && sobj { sns = num($0, "n") }
+	/"unit": "[a-z0-9]+", "name": "[^"]*", "runs"/ {
+		units++; if (str($0, "unit") == "vector") vunit = 1
+		if (!(num($0, "runs") > 0) || $0 !~ /"same_cpu_verdicts": [0-9]+/) say("vector unit " str($0, "unit") ": runs \"" num($0, "runs") "\" or same_cpu_verdicts missing")
+	}
+	/"vector_cpu": / {
+		vrows++; sp = str($0, "speed")
+		if (sp !~ /^(unknown|slow|fast|unsupported)$/) say("vector CPU " num($0, "vector_cpu") " " str($0, "unit") ": verdict \"" sp "\"")
+		if (sp ~ /^(slow|fast)$/ && !(num($0, "ratio") > 0)) say("vector CPU " num($0, "vector_cpu") " " str($0, "unit") ": " sp " with ratio " num($0, "ratio"))
+	}
+	/"split_cpu": / {
+		srows++
+		if (str($0, "scalar_speed") !~ /^(unknown|emulated|slow|fast|unsupported)$/) say("split CPU " num($0, "split_cpu") ": scalar verdict \"" str($0, "scalar_speed") "\"")
+		if (num($0, "status") == 0 && str($0, "scalar_speed") !~ /^(emulated|unsupported)$/)
+			for (i = split("line_load line_store page_load page_store", ks, " "); i > 0; i--)
+				if (!(num($0, ks[i]) > 0)) say("split CPU " num($0, "split_cpu") ": " ks[i] " \"" num($0, ks[i]) "\" is not > 0")
+	}
 	END {
 		if (!cmd) say("no command")
 		if (sync && modes != 3) say(modes " modes (expected floor, msi, sev)")
@@ -67,8 +98,15 @@ for f in "$dir"/*.json; do
 		if (cmdq && (!cases || rates < 2 * cases)) say(cases " cases with " rates " rates")
 		if (probe && !rows) say("no scaling rows")
 		if (probe && !budgets) say("no budget stability rows")
-		if (probe && vs != 2) say("vector and split not both reported")
-	}' "$f")
+		if (probe && !vobj) say("no measured \"vector\" object")
+		if (probe && !sobj) say("no measured \"split\" object")
+		if (probe && !vunit) say("no \"vector\" unit row")
+		if (probe && (!vrows || vrows != units * pcpus)) say(vrows " vector verdict rows (expected " units " units x " pcpus " CPUs)")
+		if (probe && srows != pcpus) say(srows " split rows (expected " pcpus " CPUs)")
+		if (probe && !(vns > 0)) say("per_cpu_vector_ns n \"" vns "\" is not > 0")
+		if (probe && !(sns > 0)) say("per_cpu_split_ns n \"" sns "\" is not > 0")
+	}' "$f") || out="${out:+$out
+}$n: the checker itself failed (awk exit status)"
 	if [ -n "$out" ]; then
 		echo "$out" | sed 's/^/check: /'
 		bad=$((bad + $(echo "$out" | wc -l)))

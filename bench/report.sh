@@ -233,11 +233,38 @@ probe_tables() {
 	   /"default_budget": \{"per_cpu_ns"/ { printf "| default budget | %s ms | %s ms | - |\n", ms(num($0, "serial_64_ns")), ms(num($0, "parallel_64_ns")) }
 	   /"kernel_window": \{"per_cpu_ns"/ { printf "| kernel window (2 x 8 ms) | %s ms | %s ms | kernel 2023 serial: 3800 ms (~0.06 s per CPU, SG2042); v6.7 parallel fix: about one CPU'"'"'s window |\n", ms(num($0, "serial_64_ns")), ms(num($0, "parallel_64_ns")) }' "$dir/probe.json"
 	echo
-	J 'BEGIN { print "| load | budget (us) | runs | same per-CPU verdicts | same summary | summaries | ratio x100 min / p50 / max | runs with a preemption | wall p50 (ms) |"; print "|---|---|---|---|---|---|---|---|---|" }
+	J 'BEGIN { print "| load | budget (us) | runs | same per-CPU verdicts, scalar | same summary | summaries | same per-CPU verdicts, vector units | same vector summaries | scalar and vector identical | ratio x100 min / p50 / max | runs with a preemption | wall p50 (ms) |"; print "|---|---|---|---|---|---|---|---|---|---|---|---|" }
 	   /"load": "/ { s = $0; sub(/.*"summaries": \{/, "", s); sub(/\}.*/, "", s); gsub(/"/, "", s)
-		printf "| %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n", str($0, "load"), num($0, "budget_us"), num($0, "runs"), num($0, "same_cpu_verdicts"), num($0, "same_summary"), s, num($0, "ratio_x100_min"), num($0, "ratio_x100_p50"), num($0, "ratio_x100_max"), num($0, "preempted_runs"), ms(num($0, "wall_ns_p50")) }' "$dir/probe.json"
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n", str($0, "load"), num($0, "budget_us"), num($0, "runs"), num($0, "same_cpu_verdicts"), num($0, "same_summary"), s, num($0, "same_vector_verdicts"), num($0, "same_vector_summary"), num($0, "same_all_verdicts"), num($0, "ratio_x100_min"), num($0, "ratio_x100_p50"), num($0, "ratio_x100_max"), num($0, "preempted_runs"), ms(num($0, "wall_ns_p50")) }' "$dir/probe.json"
+}
+
+# The vector units and split penalties (bench_probe's "vector" and "split").
+probe_vector_tables() {
+	J 'function us(ns) { return sprintf("%.1f", ns / 1e3) }
+	   function trip(s, k) { return sprintf("%s / %s / %s", us(num(s, "p50")), us(num(s, "p90")), us(num(s, "max"))) }
+	   /"per_cpu_probe_ns": \{"n"/ && !probe { probe = trip($0); pn = num($0, "n") }
+	   /"per_cpu_vector_ns": \{"n"/ && !vec { vec = trip($0) }
+	   /"per_cpu_split_ns": \{"n"/ && !spl { spl = trip($0) }
+	   END { print "| per-CPU time (us), p50 / p90 / max over " pn " CPU probes | whole probe: scalar + vector units + split penalties | of which the vector units | of which the split penalties |"
+		 print "|---|---|---|---|"
+		 printf "| default budget | %s | %s | %s |\n", probe, vec, spl }' "$dir/probe.json"
 	echo
-	J '/"(vector|split)": \{"status"/ { k = $0; sub(/^ *"/, "", k); sub(/".*/, "", k); printf "- %s: %s\n", k, str($0, "status") }' "$dir/probe.json"
+	J 'BEGIN { print "| CPU | scalar: verdict, ratio | vector units: verdict, ratio | line split load / store | page split load / store |"; print "|---|---|---|---|---|" }
+	   /"vector_cpu": / { c = num($0, "vector_cpu"); v[c] = v[c] (v[c] == "" ? "" : "; ") sprintf("%s (%s): %s, %.2f", str($0, "unit"), str($0, "name"), str($0, "speed"), num($0, "ratio")) }
+	   /"split_cpu": / { c = num($0, "split_cpu"); cpus[++n] = c
+		row[c] = sprintf("%s, %.2f", str($0, "scalar_speed"), num($0, "scalar_ratio"))
+		sp[c] = sprintf("%.2f / %.2f | %.2f / %.2f", num($0, "line_load"), num($0, "line_store"), num($0, "page_load"), num($0, "page_store")) }
+	   END { for (i = 1; i <= n; i++) { c = cpus[i]; printf "| %s | %s | %s | %s |\n", c, row[c], v[c] == "" ? "-" : v[c], sp[c] } }' "$dir/probe.json"
+	echo
+	J 'BEGIN { print "| vector unit | runs | same per-CPU verdicts | summaries | ratio min / p50 / max (all runs and CPUs) |"; print "|---|---|---|---|---|" }
+	   /"unit": "[a-z0-9]+", "name": "[^"]*", "runs"/ { s = $0; sub(/.*"summaries": \{/, "", s); sub(/\}.*/, "", s); gsub(/"/, "", s)
+		r = $0; sub(/.*"ratio": \{/, "", r)
+		printf "| %s (%s) | %s | %s of %s | %s | %s / %s / %s |\n", str($0, "unit"), str($0, "name"), num($0, "runs"), num($0, "same_cpu_verdicts"), num($0, "runs"), s, num(r, "min"), num(r, "p50"), num(r, "max") }' "$dir/probe.json"
+	echo
+	J 'BEGIN { print "| split penalty (ratio to the aligned access) | min | p50 | max | measured (CPU x runs) |"; print "|---|---|---|---|---|" }
+	   /"spread": \{/ { n = split("line_load line_store page_load page_store", k, " ")
+		for (i = 1; i <= n; i++) { r = $0; sub(".*\"" k[i] "\": \\{", "", r); sub(/\}.*/, "", r)
+			printf "| %s | %s | %s | %s | %s |\n", k[i], num(r, "min"), num(r, "p50"), num(r, "max"), num(r, "n") } }' "$dir/probe.json"
 }
 
 # --- the document ----------------------------------------------------------------
@@ -359,6 +386,19 @@ Reproduce: \`$(cmd_of probe)\`.
 
 $(probe_tables)
 
+### Vector units and split penalties
+
+$(probe_vector_tables)
+
+The per-CPU probe time above includes everything the library measures on a CPU: the fault check,
+the scalar word/byte copies, every vector unit (on x86_64 SSE2 as "vector" and AVX2 as "avx2",
+NEON on aarch64, RVV on riscv64) and the split penalties. Vector verdicts use riscv_hwprobe's
+MISALIGNED_VECTOR_PERF values (never "emulated"); a vector ratio is the byte-element copy time over
+the misaligned wide-element copy time, as the scalar one. The per-CPU table is the last
+default-budget run; the stability and spread rows cover all the default-budget runs. A split
+penalty is the time of an 8-byte load (store) crossing a cache line (a page) over the same access
+at an aligned address: 1.00 means no penalty, 0 not measured.
+
 Model of the extrapolation: serial = 64 x the per-CPU time measured by the serial runs; parallel =
 waves x per-CPU time + the start/join overhead measured at this machine's CPU count, with 1 wave
 given 64 CPUs (one pinned thread per CPU). The overhead grows with the thread count on a real
@@ -368,8 +408,6 @@ newest kernels use a 2 x 8 ms window per CPU. The budget is a cap: the default p
 minimum is stable, so larger budgets cost little more when the machine is quiet. "busy": a thread
 spinning on the last allowed CPU during the runs.
 
-TODO (wt-probe): the vector probe and the split (cache-line / page crossing) penalties are not in
-the library yet; \`bench_probe\` reports them as "not yet measured" and this page lists them above.
 
 ## What the run took
 
