@@ -259,12 +259,12 @@ probe_vector_tables() {
 	J 'BEGIN { print "| vector unit | runs | same per-CPU verdicts | summaries | ratio min / p50 / max (all runs and CPUs) |"; print "|---|---|---|---|---|" }
 	   /"unit": "[a-z0-9]+", "name": "[^"]*", "runs"/ { s = $0; sub(/.*"summaries": \{/, "", s); sub(/\}.*/, "", s); gsub(/"/, "", s)
 		r = $0; sub(/.*"ratio": \{/, "", r)
-		printf "| %s (%s) | %s | %s of %s | %s | %s / %s / %s |\n", str($0, "unit"), str($0, "name"), num($0, "runs"), num($0, "same_cpu_verdicts"), num($0, "runs"), s, num(r, "min"), num(r, "p50"), num(r, "max") }' "$dir/probe.json"
+		printf "| %s (%s) | %s | %s of %s | %s | %.2f / %.2f / %.2f |\n", str($0, "unit"), str($0, "name"), num($0, "runs"), num($0, "same_cpu_verdicts"), num($0, "runs"), s, num(r, "min"), num(r, "p50"), num(r, "max") }' "$dir/probe.json"
 	echo
 	J 'BEGIN { print "| split penalty (ratio to the aligned access) | min | p50 | max | measured (CPU x runs) |"; print "|---|---|---|---|---|" }
 	   /"spread": \{/ { n = split("line_load line_store page_load page_store", k, " ")
 		for (i = 1; i <= n; i++) { r = $0; sub(".*\"" k[i] "\": \\{", "", r); sub(/\}.*/, "", r)
-			printf "| %s | %s | %s | %s | %s |\n", k[i], num(r, "min"), num(r, "p50"), num(r, "max"), num(r, "n") } }' "$dir/probe.json"
+			printf "| %s | %.2f | %.2f | %.2f | %s |\n", k[i], num(r, "min"), num(r, "p50"), num(r, "max"), num(r, "n") } }' "$dir/probe.json"
 }
 
 # --- the document ----------------------------------------------------------------
