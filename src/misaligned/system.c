@@ -270,6 +270,13 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 	return r;
 }
 
+static void summarize(struct hwt_misaligned_report *r)
+{
+	r->summary = hwt_misaligned_summary(r->cpu, r->n);
+	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
+	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
+}
+
 /* The report's array for these entries (ascending CPUs, as parse keeps the
  * writer's order, which is the report's). */
 static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misaligned_source src,
@@ -280,7 +287,7 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->n = n;
 	out->source = src;
 	out->cache_off = true;
-	out->summary = hwt_misaligned_summary(e, n);
+	summarize(out);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
@@ -435,7 +442,7 @@ static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts 
 		out->cache_off = true;
 		out->source = HWT_MISALIGNED_FROM_SYSTEM;
 	}
-	out->summary = hwt_misaligned_summary(out->cpu, out->n);
+	summarize(out);
 out:
 	hwt_misaligned_report_free(&sys);
 	hwt_misaligned_report_free(&sub);
@@ -464,7 +471,14 @@ HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
 			return s;
 		o.override_speed = s;
 	}
-	if (o.override_speed)
+	if (!o.vector_override_speed) {
+		s = hwt_misaligned_env_vector_override(NULL);
+		if (s < 0)
+			return s;
+		o.vector_override_speed = s;
+	}
+	/* an override is no measurement: neither file is read */
+	if (o.override_speed || o.vector_override_speed)
 		return hwt_misaligned_probe(NULL, &o, out);
 	t0 = hwt__now_ns();
 	r = hwt_cpu_allowed(&set);

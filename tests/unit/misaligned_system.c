@@ -370,6 +370,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_OK(hwt_misaligned_self(&o, &r));
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_SYSTEM);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST); /* make_report's vector verdict */
 	ASSERT_EQ(r.n, v.allowed.n);
 	ASSERT_EQ(r.system_status, 0);
 	hwt_misaligned_report_free(&r);
@@ -382,6 +383,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_EQ(r.system_status, -EPERM);
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_CACHE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST);
 	hwt_misaligned_report_free(&r);
 
 	/* no system file: the user cache */
@@ -406,6 +408,14 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_OVERRIDE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_FAST);
 	hwt_misaligned_report_free(&r);
+	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	/* the vector variable alone is an override too: the files are not read */
+	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "slow", 1);
+	ASSERT_OK(hwt_misaligned_self(&o, &r));
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_SLOW);
+	ASSERT_TRUE(r.summary != HWT_MISALIGNED_UNSUPPORTED); /* measured, not the system file */
+	hwt_misaligned_report_free(&r);
+	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
 	env_teardown(&v);
 }
 
