@@ -5,14 +5,15 @@
 #   make run                     build and run the main job
 #   make check                   every test suite; ends with "N passed, N failed, N skipped"
 #   make CROSS=aarch64-linux-gnu-   cross build (static) into build/aarch64/
-#   make CC=clang BUILD=build/clang
+#   make CC=clang                into build/clang/ (each variant has its folder: build/noasm,
+#                                build/aarch64, build/san-thread ...; BUILD= overrides)
 #   make SAN=thread BUILD=build/tsan   sanitizer build
 #   make SAN=address,undefined BUILD=build/asan   (every sanitizer but TSan halts on its first report)
-#   make NO_ASM=1                force the generic (plain C) arch layer
+#   make NO_ASM=1                force the generic (plain C) arch layer (into build/noasm/)
 #   make deps                    install the optional tools the suites use (apt-get)
 #   make soak                    the public-API random stress for ~2 minutes (seed, totals)
 #   make check-fuzz [FUZZ_TIME=25]   the libFuzzer targets of tests/fuzz, FUZZ_TIME s each
-#   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man page
+#   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man pages
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 #   make bench-deps              install the benchmark peers (dpdk-dev, libck-dev; apt-get)
@@ -41,12 +42,25 @@ ifeq ($(ARCHDIR),generic)
 ARCH_DEFS := -DHWT_ARCH_GENERIC
 endif
 
-ifeq ($(CROSS),)
-BUILD ?= build
-else
-BUILD ?= build/$(ARCH)
+# Every build variant has its own folder by default, so that switching
+# variants never links objects of two of them: build/ (native gcc),
+# build/$(ARCH) (CROSS), then -noasm (NO_ASM=1), -<cc> (a CC other than gcc,
+# e.g. build/clang), -san-<list> (SAN; make check names its own folders,
+# build/asan and build/tsan).  BUILD= overrides it; whatever the folder,
+# $(BUILD)/flags (below) rebuilds everything when the flags change.
+comma := ,
+empty :=
+space := $(empty) $(empty)
+ifneq ($(CROSS),)
 STATIC := -static
 endif
+CC_NAME := $(subst $(space),_,$(notdir $(CC)))
+BUILD_TAGS := $(if $(filter 1,$(NO_ASM)),noasm) \
+	$(if $(filter-out gcc $(CROSS)gcc,$(CC_NAME)),$(CC_NAME)) \
+	$(if $(SAN),san-$(subst $(comma),-,$(SAN)))
+BUILD_BASE := $(if $(CROSS),build/$(ARCH),build)
+BUILD_TAG := $(subst $(space),-,$(strip $(BUILD_TAGS)))
+BUILD ?= $(BUILD_BASE)$(if $(BUILD_TAG),$(if $(CROSS),-,/)$(BUILD_TAG))
 
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -96,22 +110,39 @@ $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJS): $(wildcard tests/harness/*.h)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
+.PHONY: all run examples man-lint check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
 	bench-cmdq rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
+# No "Entering directory" lines on stdout (make -C DIR bench-probe > file).
+MAKEFLAGS += --no-print-directory
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 
-$(BUILD)/obj/%.o: %.c $(HEADERS)
+# $(BUILD)/flags holds the compile and link commands of this build; it is
+# rewritten only when they change (make OPT=-O0, NO_ASM=1 with BUILD=...),
+# and everything compiled or linked depends on it.
+# (FLAGS_LIB: the library's flags, which tools/ and bench/ objects override
+# for themselves and so for their prerequisites; sq: one shell word.)
+FLAGS_STAMP := $(BUILD)/flags
+FLAGS_LIB := $(LIB_CFLAGS)
+sq = '$(subst ','\'',$(1))'
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' $(call sq,CC=$(CC)) $(call sq,AR=$(AR)) $(call sq,LIB_CFLAGS=$(FLAGS_LIB)) \
+		$(call sq,PROG_CFLAGS=$(PROG_CFLAGS)) $(call sq,ASFLAGS=$(ASFLAGS)) \
+		$(call sq,LINK=$(STATIC) $(SAN_LD) $(ZDEFS) $(LDLIBS)) > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o $(BUILD)/obj/bench/%.o: LIB_CFLAGS = $(PROG_CFLAGS)
 $(TOOL_OBJS) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o): $(wildcard tools/*.h tools/util/*.h)
 
-$(BUILD)/obj/%.o: %.S $(HEADERS)
+$(BUILD)/obj/%.o: %.S $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASFLAGS) -c $< -o $@
 
@@ -119,11 +150,11 @@ $(BUILD)/libhwtune.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map
+$(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map $(FLAGS_STAMP)
 	$(CC) -shared -Wl,-soname,libhwtune.so.$(VERSION_MAJOR) -Wl,--version-script=src/libhwtune.map \
 		$(ZDEFS) $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
 
-$(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a
+$(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $(TOOL_OBJS) $(BUILD)/libhwtune.a $(LDLIBS)
 
 # Tests: one program per file, linked with the harness and the static library
@@ -161,8 +192,9 @@ rmw-list: $(BUILD)/libhwtune.a
 	@sh bench/rmw-list.sh $(BUILD) $(CROSS)objdump
 
 # Misaligned-access probe: per-CPU time, parallel vs serial, stability (JSON).
-bench-probe: $(BUILD)/bench/bench_probe
-	./$(BUILD)/bench/bench_probe
+bench-probe:
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_probe >&2
+	@./$(BUILD)/bench/bench_probe $(BENCH_PROBE_ARGS)
 
 # Command queue against peer rings (JSON).  Peers are optional: detect.sh
 # compile-tests each (rte_ring: dpdk-dev, ck_ring: libck-dev); its answer is
@@ -174,7 +206,7 @@ $(CMDQ_PEERS): FORCE
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 $(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tools/util/*.h) \
-		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a
+		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
 	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
@@ -185,13 +217,27 @@ $(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tool
 	(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
 	(set -x; $(CC) $(STATIC) $(SAN_LD) -o $@ $(BUILD)/obj/bench/bench_cmdq.o $$objs \
 		$(UTIL_OBJS) $(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
-	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})"; done
+	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})" >&2; done
 
-bench-cmdq: $(BUILD)/bench/bench_cmdq
-	./$(BUILD)/bench/bench_cmdq
+# The benchmarks print JSON on stdout (make bench-probe > probe.json): the
+# build's own output goes to stderr, and the run is not echoed.
+# BENCH_PROBE_ARGS / BENCH_CMDQ_ARGS are passed to the program.
+bench-cmdq:
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_cmdq >&2
+	@./$(BUILD)/bench/bench_cmdq $(BENCH_CMDQ_ARGS)
 
 .PHONY: FORCE
 FORCE:
+
+# examples/*.c: small programs using the public API, built here against this
+# build's static library (tests/native/examples.sh builds them against the
+# installed library through pkg-config, shared and static).
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+$(BUILD)/examples/%: examples/%.c $(wildcard include/hwtune/*.h) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -D_GNU_SOURCE,$(PROG_CFLAGS)) $(STATIC) $(SAN_LD) -o $@ $< $(BUILD)/libhwtune.a $(LDLIBS)
+
+examples: $(EXAMPLE_BINS)
 
 run: all
 	./$(BUILD)/hwtune
@@ -290,7 +336,8 @@ check-fuzz:
 fuzz: $(FUZZ_BINS)
 
 $(BUILD)/fuzzers/cli_args: $(filter-out %/tools/main.o,$(TOOL_OBJS))
-$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(wildcard tools/*.h) $(BUILD)/libhwtune.a
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(wildcard tools/*.h) $(BUILD)/libhwtune.a \
+		$(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -Itools -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
 
@@ -301,7 +348,7 @@ deps:
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
-		libck-dev spin pkgconf
+		libck-dev spin pkgconf mandoc
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).
 bench-deps:
@@ -317,30 +364,59 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 
-$(BUILD)/hwtune.pc: Makefile
-	@mkdir -p $(dir $@)
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-		'Name: hwtune' 'Description: SMMUv3-style command queue and misaligned-access probe' \
-		'Version: $(VERSION)' 'Libs: -L$${libdir} -lhwtune' 'Libs.private: -pthread' \
-		'Cflags: -I$${includedir}' > $@
+# hwtune.pc is written by install itself, for the PREFIX, LIBDIR and
+# INCLUDEDIR of that very install (a .pc made earlier for another PREFIX
+# would point programs at the wrong folders).
+define HWTUNE_PC
+prefix=$(PREFIX)
+libdir=$(LIBDIR)
+includedir=$(INCLUDEDIR)
 
-install: all $(BUILD)/hwtune.pc
+Name: hwtune
+Description: SMMUv3-style command queue and misaligned-access probe
+Version: $(VERSION)
+Libs: -L$${libdir} -lhwtune
+Libs.private: -pthread
+Cflags: -I$${includedir}
+endef
+export HWTUNE_PC
+
+install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/hwtune \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/hwtune/*.h $(DESTDIR)$(INCLUDEDIR)/hwtune/
 	install -m 644 $(BUILD)/libhwtune.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libhwtune.so $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION)
 	ln -sf libhwtune.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION_MAJOR)
 	ln -sf libhwtune.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libhwtune.so
-	install -m 644 $(BUILD)/hwtune.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	printf '%s\n' "$$HWTUNE_PC" > $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
 	install -m 755 $(BUILD)/hwtune $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/man/hwtune.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 docs/man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
+	@sh docs/man/links.sh | while read -r fn page; do \
+		printf '.so man3/%s.3\n' "$$page" > $(DESTDIR)$(MANDIR)/man3/$$fn.3 || exit 1; \
+		chmod 644 $(DESTDIR)$(MANDIR)/man3/$$fn.3; done
 
 uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/hwtune
 	rm -f $(DESTDIR)$(LIBDIR)/libhwtune.a $(DESTDIR)$(LIBDIR)/libhwtune.so* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc $(DESTDIR)$(BINDIR)/hwtune \
-		$(DESTDIR)$(MANDIR)/man1/hwtune.1
+		$(DESTDIR)$(MANDIR)/man1/hwtune.1 $(DESTDIR)$(MANDIR)/man7/hwtune.7 \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/%,$(wildcard docs/man/man3/*.3))
+	@sh docs/man/links.sh | while read -r fn page; do rm -f $(DESTDIR)$(MANDIR)/man3/$$fn.3; done
+
+# Every man page through mandoc's linter (make deps installs mandoc), or
+# groff's warnings without it; tests/native/man.sh does this and more.
+man-lint:
+	@if command -v mandoc >/dev/null 2>&1; then \
+		mandoc -T lint -W warning docs/man/man*/*.[137]; \
+	else \
+		for p in docs/man/man*/*.[137]; do \
+			groff -ww -z -man $$p 2>&1 | { ! grep .; } || exit 1; done; \
+	fi
 
 clean:
 	rm -rf build

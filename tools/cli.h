@@ -25,7 +25,9 @@
 
 struct cli_args {
 	int (*run)(struct cli_args *a);  /* the command's run step (set by cli_parse) */
-	bool json;                       /* --json (probe, cmdq, decode) */
+	bool json;                       /* --json, --format=json (every command) */
+	bool per_cpu;                    /* --per-cpu (probe, the main job): one line per CPU */
+	bool prom;                       /* --format=prom (probe, the main job) */
 	struct hwt_misaligned_opts probe; /* probe, and the main job's probe */
 	struct hwt_cpus cpus;            /* probe --cpus, when have_cpus */
 	bool have_cpus;
@@ -47,6 +49,12 @@ int decode_parse(int argc, char **argv, struct cli_args *a);
 int decode_run(struct cli_args *a);
 int main_parse(int argc, char **argv, struct cli_args *a);
 int main_run(struct cli_args *a);
+
+/* The top-level usage text (commands and the main job's options). */
+void cli_usage(FILE *f);
+/* --format=WORD of command cmd (NULL: the main job): text, json or prom
+ * into a->json and a->prom; false after reporting a bad word. */
+bool cli_parse_format(const char *cmd, const char *word, struct cli_args *a);
 
 /* hwtune cmdq's options with no flags (HWTUNE_DISABLE_MSIPOLLING applied):
  * 0, or CLI_EXIT_USAGE after reporting a bad value of it. */

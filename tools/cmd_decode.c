@@ -11,9 +11,14 @@ static void decode_usage(FILE *f)
 	fprintf(f, "usage: hwtune decode [--json] DW0 DW1\n\n"
 		   "Decode one SMMUv3 command given as its two 64-bit dwords in hex\n"
 		   "(host order, with or without 0x): dw0 holds the opcode in bits [7:0].\n"
-		   "Prints the opcode name and every field as NAME=value (hex).\n\n"
-		   "  --json   print {\"decode\": {...}} instead\n"
-		   "  --help   this text\n\n"
+		   "Prints the opcode name and every field as NAME=value: hex, or the value's\n"
+		   "name for enumerated fields (CS NONE/IRQ/SEV, MSH NSH/reserved/OSH/ISH,\n"
+		   "MSIATTR Device-nGnRnE/Device-nGnRE/WB, RESP by opcode).  DW0 and DW1 are\n"
+		   "the only hex arguments; '--' ends the options.\n\n"
+		   "  --json      print {\"version\": ..., \"decode\": {...}} instead: \"fields\"\n"
+		   "              holds every field in hex, \"values\" the enumerated ones as\n"
+		   "              {\"raw\": N, \"name\": \"...\"|null}\n"
+		   "  -h, --help  this text\n\n"
 		   "Exit status: 0 decoded, 1 not a valid command (unknown opcode,\n"
 		   "reserved bits set, invalid field value), 2 bad arguments.\n");
 }
@@ -41,7 +46,8 @@ static bool parse_dword(const char *s, uint64_t *out)
 		v = v << 4 | d;
 	}
 	if (*p || n == 0 || n > 16) {
-		cli_error("decode: invalid dword '%s' (expected 1 to 16 hex digits)", s);
+		cli_cmd_error("decode", "invalid dword '%s' (expected 1 to 16 hex digits, with or "
+			      "without 0x)", s);
 		return false;
 	}
 	*out = v;
@@ -82,7 +88,7 @@ static void explain_invalid(const char *name, const uint64_t dw[2], const uint64
 	uint64_t r0 = dw[0] & ~own[0], r1 = dw[1] & ~own[1];
 
 	if (r0 | r1) {
-		cli_error("decode: %s: reserved bits set (dw0 0x%llx, dw1 0x%llx)%s", name,
+		cli_cmd_error("decode", "%s: reserved bits set (dw0 0x%llx, dw1 0x%llx)%s", name,
 			  (unsigned long long)r0, (unsigned long long)r1,
 			  (r0 & (1ull << 10)) ? "; bit 10 is SSec, unsupported" : "");
 		return;
@@ -94,44 +100,89 @@ static void explain_invalid(const char *name, const uint64_t dw[2], const uint64
 		hwt_smmu_field_layout(hwt_smmu_opcode(dw), (enum hwt_smmu_field)order[i], &d, &hi, &lo);
 		v = (dw[d] >> lo) & (~0ull >> (63 - (hi - lo)));
 		if ((order[i] == HWT_SMMU_F_CS || order[i] == HWT_SMMU_F_RESP) && v == 3) {
-			cli_error("decode: %s: invalid %s value 3", name,
+			cli_cmd_error("decode", "%s: invalid %s value 3", name,
 				  hwt_smmu_field_name((enum hwt_smmu_field)order[i]));
 			return;
 		}
 	}
-	cli_error("decode: %s: invalid command", name);
+	cli_cmd_error("decode", "%s: invalid command", name);
 }
 
 int decode_parse(int argc, char **argv, struct cli_args *a)
 {
+	enum { O_JSON = 256 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_getopt g;
 	const char *arg[2];
-	int nargs = 0;
+	int nargs = 0, c;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	cli_getopt_begin(&g, "decode", argc, argv, "h", longopts);
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 'h':
 			decode_usage(stdout);
 			return 0;
-		}
-		if (!strcmp(argv[i], "--json")) {
+		case O_JSON:
 			a->json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("decode: unknown option '%s' (try 'hwtune decode --help')", argv[i]);
+			break;
+		case 1:
+			if (nargs == 2) {
+				cli_cmd_error("decode", "unexpected argument '%s' after DW0 DW1 (try "
+					      "'hwtune decode --help')", g.arg);
+				return CLI_EXIT_USAGE;
+			}
+			arg[nargs++] = g.arg;
+			break;
+		default:
 			return CLI_EXIT_USAGE;
-		} else if (nargs < 2) {
-			arg[nargs++] = argv[i];
-		} else {
-			nargs++;
 		}
 	}
 	if (nargs != 2) {
-		cli_error("decode: expected 2 dwords (DW0 DW1), got %d (try 'hwtune decode --help')",
-			  nargs);
+		cli_cmd_error("decode", "expected 2 dwords (DW0 DW1), got %d (try 'hwtune decode "
+			      "--help')", nargs);
 		return CLI_EXIT_USAGE;
 	}
 	if (!parse_dword(arg[0], &a->dw[0]) || !parse_dword(arg[1], &a->dw[1]))
 		return CLI_EXIT_USAGE;
 	a->run = decode_run;
 	return CLI_RUN;
+}
+
+/* The name of an enumerated field's value (NULL: not enumerated or no name). */
+static const char *value_name(unsigned op, unsigned f, uint64_t v)
+{
+	static const char *const cs[] = { "NONE", "IRQ", "SEV" };
+	static const char *const msh[] = { "NSH", "reserved", "OSH", "ISH" };
+	static const char *const pri[] = { "DENY", "FAIL", "SUCC" };
+	static const char *const resume[] = { "TERM", "RETRY", "ABORT" };
+
+	switch (f) {
+	case HWT_SMMU_F_CS:
+		return v < 3 ? cs[v] : NULL;
+	case HWT_SMMU_F_MSH:
+		return v < 4 ? msh[v] : NULL;
+	case HWT_SMMU_F_MSIATTR:
+		/* memory attribute encodings we know for certain */
+		return v == 0x0 ? "Device-nGnRnE" : v == 0x1 ? "Device-nGnRE" : v == 0xf ? "WB" : NULL;
+	case HWT_SMMU_F_RESP:
+		if (op == HWT_SMMU_OP_PRI_RESP)
+			return v < 3 ? pri[v] : NULL;
+		if (op == HWT_SMMU_OP_RESUME)
+			return v < 3 ? resume[v] : NULL;
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+static bool enumerated(unsigned f)
+{
+	return f == HWT_SMMU_F_CS || f == HWT_SMMU_F_MSH || f == HWT_SMMU_F_MSIATTR ||
+	       f == HWT_SMMU_F_RESP;
 }
 
 int decode_run(struct cli_args *a)
@@ -141,12 +192,12 @@ int decode_run(struct cli_args *a)
 	const uint64_t *dw = a->dw;
 	uint64_t own[2];
 	bool json = a->json;
-	size_t n;
+	size_t n, k;
 	int r;
 
 	r = hwt_smmu_decode(dw, &c);
 	if (r == -ENOENT) {
-		cli_error("decode: unknown opcode 0x%02x (dw0 bits [7:0])", c.op);
+		cli_cmd_error("decode", "unknown opcode 0x%02x (dw0 bits [7:0])", c.op);
 		return 1;
 	}
 	n = fields_in_order(c.op, order, own);
@@ -156,20 +207,44 @@ int decode_run(struct cli_args *a)
 	}
 
 	if (json) {
-		printf("{\"decode\": {\"op\": \"%s\", \"opcode\": \"0x%02x\", "
+		/* "fields" keeps its raw hex strings; "values" adds the names */
+		printf("{\"version\": \"%s\", \"decode\": {\"op\": \"%s\", \"opcode\": \"0x%02x\", "
 		       "\"dw\": [\"0x%016llx\", \"0x%016llx\"], \"fields\": {",
-		       hwt_smmu_op_name(c.op), c.op, (unsigned long long)dw[0],
+		       hwt_version(), hwt_smmu_op_name(c.op), c.op, (unsigned long long)dw[0],
 		       (unsigned long long)dw[1]);
 		for (size_t i = 0; i < n; i++)
 			printf("%s\"%s\": \"0x%llx\"", i ? ", " : "",
 			       hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
 			       (unsigned long long)c.f[order[i]]);
+		printf("}, \"values\": {");
+		k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const char *name = value_name(c.op, order[i], c.f[order[i]]);
+
+			if (!enumerated(order[i]))
+				continue;
+			printf("%s\"%s\": {\"raw\": %llu, \"name\": ", k++ ? ", " : "",
+			       hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
+			       (unsigned long long)c.f[order[i]]);
+			if (name)
+				printf("\"%s\"}", name);
+			else
+				printf("null}");
+		}
 		printf("}}}\n");
 	} else {
 		printf("%s", hwt_smmu_op_name(c.op));
-		for (size_t i = 0; i < n; i++)
-			printf(" %s=0x%llx", hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
-			       (unsigned long long)c.f[order[i]]);
+		for (size_t i = 0; i < n; i++) {
+			const char *name = value_name(c.op, order[i], c.f[order[i]]);
+
+			if (name)
+				printf(" %s=%s", hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
+				       name);
+			else
+				printf(" %s=0x%llx",
+				       hwt_smmu_field_name((enum hwt_smmu_field)order[i]),
+				       (unsigned long long)c.f[order[i]]);
+		}
 		printf("\n");
 	}
 	return 0;

@@ -2,6 +2,7 @@
 /* hwtune probe: misaligned-access speed of each allowed CPU. */
 #include "cli.h"
 #include "cmd_probe.h"
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +14,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hwtune probe [--cpus LIST] [--serial] [--budget-ms N] [--kernel-window]\n"
-		"                    [--smt=together|apart] [--no-cache] [--json]\n"
+		"                    [--smt=together|apart] [--no-cache] [--json] [--per-cpu]\n"
+		"                    [--format=text|json|prom]\n"
 		"                    [--unaligned-scalar-speed=slow|fast|unsupported]\n"
 		"\n"
 		"Time a copy made of misaligned word accesses against the same copy made byte\n"
@@ -24,25 +26,34 @@ static void usage(FILE *f)
 		"All CPUs are probed at once. The summary is hwprobe's rule: all CPUs equal\n"
 		"gives that value, any difference gives unknown.\n"
 		"\n"
-		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2); each must\n"
-		"                    be in this process's allowed set (default: all of it)\n"
+		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2), CPU numbers\n"
+		"                    decimal 0..65535; each must be in this process's allowed set\n"
+		"                    (default: all of it)\n"
 		"  --serial          one CPU after another (the kernel's first version)\n"
-		"  --budget-ms N     time budget per CPU in ms, 1..60000 (default 1); the probe\n"
-		"                    stops earlier once both minima are stable\n"
+		"  --budget-ms N     time budget per CPU in ms, decimal 1..60000 (default 1);\n"
+		"                    the probe stops earlier once both minima are stable\n"
 		"  --kernel-window   the kernel's fixed windows: 8 ms of word copies, then 8 ms\n"
 		"                    of byte copies, one copy per sample, no early stop\n"
 		"  --smt=MODE        together (default): SMT siblings are probed at the same\n"
 		"                    time; apart: siblings go in separate waves\n"
 		"  --no-cache        neither read nor write the result cache\n"
-		"  --json            one JSON object on stdout\n"
+		"  --json            one JSON object on stdout (= --format=json; always one\n"
+		"                    entry per CPU)\n"
+		"  --per-cpu         one line per CPU (default: one line per group of CPUs\n"
+		"                    that agree)\n"
+		"  --format=FORMAT   text (default), json or prom (Prometheus text format,\n"
+		"                    for node_exporter's textfile collector)\n"
 		"  --unaligned-scalar-speed=WORD\n"
 		"                    skip probing and report WORD (slow, fast or unsupported)\n"
 		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
 		"  -h, --help        this text\n"
 		"\n"
+		"Options take --opt=value or --opt value and may be abbreviated while unambiguous;\n"
+		"'--' ends the options.  Numbers are decimal (leading zeros too: 010 is ten).\n"
+		"\n"
 		"Environment:\n"
 		"  HWTUNE_UNALIGNED_SCALAR_SPEED=WORD   same as --unaligned-scalar-speed (the flag\n"
-		"                    wins; empty means unset)\n"
+		"                    wins; set but empty is an error, as any other bad word)\n"
 		"  XDG_CACHE_HOME    the cache lives in $XDG_CACHE_HOME/hwtune/ (else\n"
 		"                    ~/.cache/hwtune/), keyed by boot id, kernel release, CPU\n"
 		"                    model and library version; CPUs missing from it are probed\n"
@@ -137,12 +148,168 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 	fputc('\n', f);
 }
 
-void probe_print_human(FILE *f, const struct hwt_misaligned_report *r)
+/*
+ * CPUs that agree share one line.  Two CPUs agree when their group keys
+ * are equal: the speed, where it came from, the probe status, the fault
+ * signal, hwprobe's answer and the notes (perf-unavailable aside: it has
+ * its own line).  A future key (e.g. the core type) is one more member here
+ * and one more comparison in key_equal().
+ */
+struct group_key {
+	int speed, source, status, fault_signal, hwprobe;
+	unsigned notes;
+};
+
+static struct group_key key_of(const struct hwt_misaligned_cpu *c)
+{
+	return (struct group_key){ .speed = c->speed, .source = c->source, .status = c->status,
+				   .fault_signal = c->fault_signal, .hwprobe = c->hwprobe,
+				   .notes = c->notes & ~HWT_MISALIGNED_NOTE_NO_PERF };
+}
+
+static bool key_equal(const struct group_key *a, const struct group_key *b)
+{
+	return a->speed == b->speed && a->source == b->source && a->status == b->status &&
+	       a->fault_signal == b->fault_signal && a->hwprobe == b->hwprobe &&
+	       a->notes == b->notes;
+}
+
+struct range_u64 {
+	uint64_t lo, hi;
+};
+
+static void range_add(struct range_u64 *r, uint64_t v, bool first)
+{
+	if (first || v < r->lo)
+		r->lo = v;
+	if (first || v > r->hi)
+		r->hi = v;
+}
+
+/* "lo" or "lo-hi", values scaled by 1/div with `decimals` digits. */
+static void range_str(char *buf, size_t len, const struct range_u64 *r, double div, int decimals)
+{
+	if (r->lo == r->hi)
+		snprintf(buf, len, "%.*f", decimals, r->lo / div);
+	else
+		snprintf(buf, len, "%.*f-%.*f", decimals, r->lo / div, decimals, r->hi / div);
+}
+
+/* One line for the CPUs of r whose key is k (members[] marks them). */
+static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
+			const struct hwt_cpus *set)
+{
+	const struct hwt_misaligned_cpu *c0 = NULL;
+	struct range_u64 ratio = { 0, 0 }, word = { 0, 0 }, byte = { 0, 0 }, probe = { 0, 0 },
+			 faults = { 0, 0 };
+	char list[512], a[64], b[64], d[64], e[64];
+	bool first = true;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_cpu *c = &r->cpu[i];
+
+		if (!member[i])
+			continue;
+		if (!c0)
+			c0 = c;
+		range_add(&ratio, c->ratio_x100, first);
+		range_add(&word, c->word_ns, first);
+		range_add(&byte, c->byte_ns, first);
+		range_add(&probe, c->probe_ns, first);
+		range_add(&faults, c->align_faults < 0 ? 0 : (uint64_t)c->align_faults, first);
+		first = false;
+	}
+	if (hwt_cpus_format(set, list, sizeof(list)) < 0)
+		snprintf(list, sizeof(list), "?");
+	fprintf(f, "cpus %s: ", list);
+	if (c0->status) {
+		fprintf(f, "not probed: %s\n", strerror(-c0->status));
+		return;
+	}
+	if (c0->source == HWT_MISALIGNED_FROM_OVERRIDE) {
+		fprintf(f, "scalar unaligned access speed set to '%s' (%d) by override\n",
+			hwt_misaligned_speed_name(c0->speed), c0->speed);
+		return;
+	}
+	fprintf(f, "%s", hwt_misaligned_speed_name(c0->speed));
+	range_str(a, sizeof(a), &ratio, 100, 2);
+	if (c0->fault_signal)
+		fprintf(f, " (a misaligned word access raised %s)", signame(c0->fault_signal));
+	else if (c0->speed == HWT_MISALIGNED_EMULATED)
+		fprintf(f, " (%s alignment faults in one copy iteration)",
+			(range_str(b, sizeof(b), &faults, 1, 0), b));
+	else if (ratio.hi || word.hi)
+		fprintf(f, " (ratio %s)", a);
+	range_str(b, sizeof(b), &word, 1, 0);
+	range_str(d, sizeof(d), &byte, 1, 0);
+	range_str(e, sizeof(e), &probe, 1e6, 3);
+	if (c0->source == HWT_MISALIGNED_FROM_CACHE)
+		fprintf(f, " [cached: word %s ns, byte %s ns]", b, d);
+	else if (word.hi || byte.hi)
+		fprintf(f, " [word %s ns, byte %s ns, probe %s ms]", b, d, e);
+	if (c0->hwprobe >= 0)
+		fprintf(f, " [riscv_hwprobe: %s, %s]", hwt_misaligned_speed_name(c0->hwprobe),
+			c0->hwprobe == (int)c0->speed ? "agrees" : "disagrees");
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if ((c0->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
+			fprintf(f, " [note: %s]", notes[i].text);
+	fputc('\n', f);
+}
+
+/* The CPUs in groups of equal keys, in the order of each group's first CPU;
+ * a group of one CPU gets the per-CPU line. */
+static void print_grouped(FILE *f, const struct hwt_misaligned_report *r)
+{
+	bool *done = calloc(r->n ? r->n : 1, sizeof(*done));
+	bool *member = calloc(r->n ? r->n : 1, sizeof(*member));
+
+	if (!done || !member) { /* no memory: the long form needs none */
+		for (unsigned i = 0; i < r->n; i++)
+			print_cpu(f, &r->cpu[i]);
+		goto out;
+	}
+	for (unsigned i = 0; i < r->n; i++) {
+		struct group_key k = key_of(&r->cpu[i]);
+		struct hwt_cpus set = HWT_CPUS_INIT;
+		unsigned count = 0;
+
+		if (done[i])
+			continue;
+		for (unsigned j = i; j < r->n; j++) {
+			struct group_key kj = key_of(&r->cpu[j]);
+
+			member[j] = !done[j] && key_equal(&k, &kj);
+			if (member[j]) {
+				done[j] = true;
+				count++;
+				if (hwt_cpus_add(&set, r->cpu[j].cpu) < 0)
+					count = 0; /* cannot list them: fall back below */
+			}
+		}
+		if (count > 1) {
+			print_group(f, r, member, &set);
+		} else {
+			for (unsigned j = i; j < r->n; j++)
+				if (member[j])
+					print_cpu(f, &r->cpu[j]);
+		}
+		hwt_cpus_free(&set);
+		memset(member, 0, r->n * sizeof(*member));
+	}
+out:
+	free(done);
+	free(member);
+}
+
+void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
 
+	if (!per_cpu)
+		print_grouped(f, r);
 	for (unsigned i = 0; i < r->n; i++) {
-		print_cpu(f, &r->cpu[i]);
+		if (per_cpu)
+			print_cpu(f, &r->cpu[i]);
 		if (r->cpu[i].status)
 			continue;
 		probed++;
@@ -173,7 +340,7 @@ int probe_env_override(void)
 
 	if (s < 0)
 		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported)", bad);
+			  "(expected slow, fast or unsupported; empty is invalid too)", bad);
 	return s;
 }
 
@@ -248,10 +415,10 @@ static const char *cache_state(const struct hwt_misaligned_report *r)
 	return hit == r->n ? "hit" : hit ? "partial" : "miss";
 }
 
-static void print_json(FILE *f, const struct hwt_misaligned_report *r)
+void probe_json(FILE *f, const struct hwt_misaligned_report *r)
 {
 	fprintf(f,
-		"{\"probe\": {\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
+		"{\"mode\": \"%s\", \"source\": \"%s\", \"wall_ns\": %" PRIu64
 		", \"summary\": \"%s\",\n  \"smt\": \"%s\", \"waves\": %u, \"budget_us\": %u"
 		", \"kernel_window\": %s, \"cache\": \"%s\", \"cache_ignored\": ",
 		r->serial ? "serial" : "parallel", source_name(r->source), r->wall_ns,
@@ -268,7 +435,16 @@ static void print_json(FILE *f, const struct hwt_misaligned_report *r)
 	fprintf(f, ",\n  \"cpus\": [\n");
 	for (unsigned i = 0; i < r->n; i++)
 		json_cpu(f, &r->cpu[i], i + 1 == r->n);
-	fprintf(f, "  ]}}\n");
+	fprintf(f, "  ]}");
+}
+
+/* {"probe": {...}, "version": V}: "version" last, so that the first line
+ * stays what DESIGN.md shows. */
+static void print_json(FILE *f, const struct hwt_misaligned_report *r)
+{
+	fprintf(f, "{\"probe\": ");
+	probe_json(f, r);
+	fprintf(f, ",\n \"version\": \"%s\"}\n", hwt_version());
 }
 
 /* Every CPU of want must be allowed: say which one is not. */
@@ -279,7 +455,7 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 	bool good = true;
 
 	if (hwt_cpu_allowed(&ok) < 0) {
-		cli_error("probe: cannot read the allowed CPU set");
+		cli_cmd_error("probe", "cannot read the allowed CPU set");
 		return false;
 	}
 	for (unsigned i = 0; i < want->n && good; i++) {
@@ -287,8 +463,8 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 			continue;
 		if (hwt_cpus_format(&ok, list, sizeof(list)) < 0)
 			snprintf(list, sizeof(list), "?");
-		cli_error("probe: --cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
-			  want->cpu[i], arg, list);
+		cli_cmd_error("probe", "--cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
+			      want->cpu[i], arg, list);
 		good = false;
 	}
 	hwt_cpus_free(&ok);
@@ -297,75 +473,107 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 
 int probe_parse(int argc, char **argv, struct cli_args *a)
 {
+	enum { O_SERIAL = 256, O_KWIN, O_NOCACHE, O_JSON, O_CPUS, O_BUDGET, O_SMT, O_SPEED,
+	       O_PERCPU, O_FORMAT };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "serial", no_argument, NULL, O_SERIAL },
+		{ "kernel-window", no_argument, NULL, O_KWIN },
+		{ "no-cache", no_argument, NULL, O_NOCACHE },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "per-cpu", no_argument, NULL, O_PERCPU },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "budget-ms", required_argument, NULL, O_BUDGET },
+		{ "smt", required_argument, NULL, O_SMT },
+		{ "unaligned-scalar-speed", required_argument, NULL, O_SPEED },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct hwt_misaligned_opts *o = &a->probe;
 	const char *cpus_arg = NULL, *speed_arg = NULL, *v;
-	bool err = false;
+	struct cli_getopt g;
+	char why[128];
 	uint64_t ms;
+	int c, s;
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+	cli_getopt_begin(&g, "probe", argc, argv, "h", longopts);
+	while ((c = cli_getopt_next(&g)) != -1) {
+		v = g.arg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(arg, "--serial")) {
+		case O_SERIAL:
 			o->flags |= HWT_MISALIGNED_SERIAL;
-		} else if (!strcmp(arg, "--kernel-window")) {
+			break;
+		case O_KWIN:
 			o->flags |= HWT_MISALIGNED_KERNEL_WINDOW;
-		} else if (!strcmp(arg, "--no-cache")) {
+			break;
+		case O_NOCACHE:
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
-		} else if (!strcmp(arg, "--json")) {
-			a->json = true;
-		} else if (cli_opt_value(argc, argv, &i, "--cpus", &cpus_arg, &err)) {
-			if (err)
+			break;
+		case O_JSON:
+			a->json = true, a->prom = false;
+			break;
+		case O_PERCPU:
+			a->per_cpu = true;
+			break;
+		case O_FORMAT:
+			if (!cli_parse_format("probe", v, a))
 				return CLI_EXIT_USAGE;
+			break;
+		case O_CPUS:
+			cpus_arg = v;
 			hwt_cpus_free(&a->cpus);
-			if (hwt_cpus_parse(cpus_arg, &a->cpus) < 0) {
-				cli_error("probe: --cpus: invalid CPU list '%s' (expected e.g. 0-3,8)",
-					  cpus_arg);
+			if (hwt_cpus_parse_why(cpus_arg, &a->cpus, why, sizeof(why)) < 0) {
+				cli_cmd_error("probe", "--cpus: invalid CPU list '%s': %s (expected e.g. "
+					      "0-3,8)", cpus_arg, why);
 				return CLI_EXIT_USAGE;
 			}
 			a->have_cpus = true;
-		} else if (cli_opt_value(argc, argv, &i, "--budget-ms", &v, &err)) {
-			if (err || !cli_parse_u64("--budget-ms", v, 1,
-						  HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
+			break;
+		case O_BUDGET:
+			if (!cli_parse_dec("probe", "--budget-ms", v, 1,
+					   HWT_MISALIGNED_MAX_BUDGET_US / 1000, &ms))
 				return CLI_EXIT_USAGE;
 			o->budget_us = (unsigned)(ms * 1000);
-		} else if (cli_opt_value(argc, argv, &i, "--smt", &v, &err)) {
-			if (err)
-				return CLI_EXIT_USAGE;
+			break;
+		case O_SMT:
 			if (!strcmp(v, "apart")) {
 				o->flags |= HWT_MISALIGNED_SMT_APART;
-			} else if (strcmp(v, "together")) {
-				cli_error("probe: --smt: invalid value '%s' (expected together or apart)",
-					  v);
+			} else if (!strcmp(v, "together")) {
+				o->flags &= ~(unsigned)HWT_MISALIGNED_SMT_APART;
+			} else {
+				cli_cmd_error("probe", "--smt: invalid value '%s' (expected together or "
+					      "apart)", v);
 				return CLI_EXIT_USAGE;
 			}
-		} else if (cli_opt_value(argc, argv, &i, "--unaligned-scalar-speed", &speed_arg,
-					 &err)) {
-			if (err)
-				return CLI_EXIT_USAGE;
-			int s = hwt_misaligned_parse_speed(speed_arg);
-
+			break;
+		case O_SPEED:
+			speed_arg = v;
+			s = hwt_misaligned_parse_speed(speed_arg);
 			if (s < 0) {
-				cli_error("probe: --unaligned-scalar-speed: invalid value '%s' "
-					  "(expected slow, fast or unsupported)", speed_arg);
+				cli_cmd_error("probe", "--unaligned-scalar-speed: invalid value '%s' "
+					      "(expected slow, fast or unsupported)", speed_arg);
 				return CLI_EXIT_USAGE;
 			}
 			o->override_speed = s;
-		} else {
-			cli_error("probe: unknown argument '%s' (try 'hwtune probe --help')", arg);
+			break;
+		case 1:
+			cli_cmd_error("probe", "unexpected argument '%s' (probe takes options only; "
+				      "try 'hwtune probe --help')", v);
+			return CLI_EXIT_USAGE;
+		default:
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (o->budget_us && (o->flags & HWT_MISALIGNED_KERNEL_WINDOW)) {
-		cli_error("probe: --budget-ms and --kernel-window exclude each other "
-			  "(the kernel window is 2 x 8 ms)");
+		cli_cmd_error("probe", "--budget-ms and --kernel-window exclude each other "
+			      "(the kernel window is 2 x 8 ms)");
 		return CLI_EXIT_USAGE;
 	}
 	if (!speed_arg) { /* the flag beats the environment */
-		int s = probe_env_override();
-
+		s = probe_env_override();
 		if (s < 0)
 			return CLI_EXIT_USAGE;
 		o->override_speed = s;
@@ -389,10 +597,16 @@ int probe_run(struct cli_args *a)
 		cli_error("probe: %s", strerror(-ret));
 		return 1;
 	}
-	if (a->json)
+	if (a->json) {
 		print_json(stdout, &r);
-	else
-		probe_print_human(stdout, &r);
+	} else if (a->prom) {
+		struct report_machine m;
+
+		report_machine_read(&m);
+		report_prom(stdout, &(struct report_prom){ .m = &m, .probe = &r });
+	} else {
+		probe_print_human(stdout, &r, a->per_cpu);
+	}
 	hwt_misaligned_report_free(&r);
 	return fflush(stdout) ? 1 : 0;
 }

@@ -3,12 +3,16 @@
 #ifndef HWT_CMD_PROBE_H
 #define HWT_CMD_PROBE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <hwtune/hwtune.h>
 
-/* One line per CPU (kernel-log style), notes, the summary and the wall time. */
-void probe_print_human(FILE *f, const struct hwt_misaligned_report *r);
+/* The CPUs (one line per group of CPUs that agree; with per_cpu one line
+ * per CPU, kernel-log style), notes, the summary and the wall time. */
+void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu);
+/* The probe's JSON object (the value of "probe"), no trailing newline. */
+void probe_json(FILE *f, const struct hwt_misaligned_report *r);
 /* HWTUNE_UNALIGNED_SCALAR_SPEED as an override speed (0: unset); on a bad
  * value prints an error naming it and returns a negative errno. */
 int probe_env_override(void);

@@ -515,6 +515,8 @@ static int measure(struct run *b, unsigned *started)
 			}
 			b->seg_wall[m][round] = e - s;
 		}
+		if (o->progress)
+			o->progress(round + 1, b->rounds, o->progress_arg);
 	}
 	if (failed(b)) {
 		snprintf(r->error, sizeof(r->error), "cmdq: %s", b->err);

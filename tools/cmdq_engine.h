@@ -44,6 +44,10 @@ struct cmdq_opts {
 	int device_cpu, producer_cpu; /* -1: choose */
 	unsigned cost[3];       /* device extra costs, ns: msi, sev, cmd */
 	uint64_t timeout_ms;    /* every wait */
+	/* Called after each round with (rounds done, rounds in all, arg); NULL:
+	 * none.  Runs on the measuring thread between segments. */
+	void (*progress)(unsigned done, unsigned total, void *arg);
+	void *progress_arg;
 };
 
 /* 'hwtune cmdq' with no options: both modes, or CONS polling only when
@@ -94,5 +98,13 @@ bool cmdq_recommend(const struct cmdq_report *r, char *buf, size_t len);
 /* The report as text, or as one JSON object. */
 void cmdq_print_human(FILE *f, const struct cmdq_report *r);
 void cmdq_print_json(FILE *f, const struct cmdq_report *r);
+/* The value of "cmdq" (one object), into a JSON writer: the main job's
+ * "cmdq" member is this same object. */
+struct json;
+void cmdq_json(struct json *j, const struct cmdq_report *r);
+/* Fewer than CMDQ_MIN_ROUNDS rounds back the comparison: true, and the
+ * warning in buf. */
+#define CMDQ_MIN_ROUNDS 5
+bool cmdq_rounds_warning(const struct cmdq_report *r, char *buf, size_t len);
 
 #endif

@@ -2,6 +2,30 @@
 /* hwtune: measure this machine and recommend settings. */
 #include "cli.h"
 
+#include <errno.h>
+#include <string.h>
+
+/*
+ * The one place where stdout is checked: whatever a command printed (help,
+ * version, a report), a failed write or flush is an error of the whole run
+ * (exit 1, said on stderr), e.g. `hwtune cmdq >/dev/full`.  A run that has
+ * failed already keeps its status.
+ */
+static int finish_stdout(int status)
+{
+	int bad = ferror(stdout), err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		err = errno;
+	if (bad || err) {
+		/* ferror() alone has lost errno: name what the flush saw, or EIO */
+		cli_error("write error: %s", strerror(err ? err : EIO));
+		return status ? status : 1;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_args a;
@@ -10,5 +34,5 @@ int main(int argc, char **argv)
 	if (r == CLI_RUN)
 		r = cli_run(&a);
 	cli_args_free(&a);
-	return r;
+	return finish_stdout(r);
 }

@@ -34,6 +34,10 @@ HWT_API bool hwt_cpus_has(const struct hwt_cpus *set, int cpu);
 /* Parse the kernel's list syntax ("0-3,8,10-14:2" as in cpulist_parse).
  * -EINVAL for anything else (empty string, junk, reversed range). */
 HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out);
+/* The same, and on failure why[len] (if len > 0) says why in a few words
+ * naming the bad part ("range 1-0 is reversed", "CPU 100000 is above the
+ * limit 65535"); on success why is "". */
+HWT_API int hwt_cpus_parse_why(const char *list, struct hwt_cpus *out, char *why, size_t len);
 /* Format as the kernel's list syntax; returns the length that the whole
  * string needs (like snprintf), or a negative errno. */
 HWT_API int hwt_cpus_format(const struct hwt_cpus *set, char *buf, size_t len);

@@ -111,7 +111,10 @@ struct hwt_misaligned_report {
 	unsigned waves;     /* hwt_cpu_on_each rounds run */
 	unsigned budget_us; /* per CPU, as used */
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
-	int cache_status;   /* 0 read fine or not used, else why the cache was ignored */
+	int cache_status;   /* 0 read fine or not used, else why the cache was ignored
+			     * (-EBADMSG corrupt, -ESTALE foreign, or the error as
+			     * itself: -EACCES, -ELOOP a symlink, -EISDIR...) or,
+			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
 };
@@ -135,9 +138,23 @@ HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
 /* The kernel's unaligned_scalar_speed= words: "slow", "fast", "unsupported"
  * give 2, 3, 4; anything else -EINVAL. */
 HWT_API int hwt_misaligned_parse_speed(const char *word);
-/* HWTUNE_UNALIGNED_SCALAR_SPEED: 0 if unset or empty, the speed if valid,
- * -EINVAL otherwise (then *bad, if non-NULL, points at the bad word). */
+/* HWTUNE_UNALIGNED_SCALAR_SPEED: 0 if unset, the speed if valid, -EINVAL
+ * otherwise, the empty string included as for HWTUNE_DISABLE_MSIPOLLING
+ * (then *bad, if non-NULL, points at the bad word). */
 HWT_API int hwt_misaligned_env_override(const char **bad);
+
+/* riscv_hwprobe keys of the kernel's own misaligned-speed answers. */
+#define HWT_HWPROBE_MISALIGNED_SCALAR_PERF 9
+#define HWT_HWPROBE_MISALIGNED_VECTOR_PERF 10
+
+/*
+ * The kernel's riscv_hwprobe answer for key on one CPU (cpu >= 0) or on all
+ * online CPUs (cpu -1: for the misaligned keys the kernel then answers
+ * UNKNOWN unless every CPU agrees).  0 with *value set; -ENOSYS where the
+ * call does not exist (other architectures, old kernels, qemu-user);
+ * -EOPNOTSUPP when the kernel does not know the key; -EINVAL bad arguments.
+ */
+HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 
 /*
  * The summary for the process's allowed CPUs, computed once per process

@@ -3,6 +3,7 @@
 #include "hwtune/cpu.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,17 +81,40 @@ HWT_API bool hwt_cpus_has(const struct hwt_cpus *set, int cpu)
 	return i < set->n && set->cpu[i] == cpu;
 }
 
-/* Decimal number without sign or spaces, at most HWT_CPU_ID_MAX. */
-static const char *parse_num(const char *s, unsigned *out)
+/* Why a list is invalid, into why[len] (if len), like snprintf. */
+__attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, const char *fmt, ...)
 {
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Decimal number without sign or spaces, at most HWT_CPU_ID_MAX; NULL (and
+ * the reason in why) otherwise. */
+static const char *parse_num(const char *s, unsigned *out, char *why, size_t len)
+{
+	const char *start = s;
 	unsigned v = 0;
 
-	if (*s < '0' || *s > '9')
+	if (*s < '0' || *s > '9') {
+		if (*s)
+			say(why, len, "'%c' where a CPU number was expected", *s);
+		else
+			say(why, len, "a CPU number is missing at the end");
 		return NULL;
+	}
 	for (; *s >= '0' && *s <= '9'; s++) {
 		v = v * 10 + (unsigned)(*s - '0');
-		if (v > HWT_CPU_ID_MAX)
-			return NULL; /* also keeps v far from overflow */
+		if (v > HWT_CPU_ID_MAX) {
+			/* also keeps v far from overflow */
+			say(why, len, "CPU %.*s is above the limit %d", (int)strspn(start, "0123456789"),
+			    start, HWT_CPU_ID_MAX);
+			return NULL;
+		}
 	}
 	*out = v;
 	return s;
@@ -101,7 +125,7 @@ static const char *parse_num(const char *s, unsigned *out)
  *   N | A-B | A-B:G (every G-th from A) | A-B:U/G (first U of each G, kernel form)
  * Regions are collected in a bitmap so any order and overlap cost O(CPUs + max CPU / 64).
  */
-HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
+HWT_API int hwt_cpus_parse_why(const char *list, struct hwt_cpus *out, char *why, size_t len)
 {
 	enum { WBITS = 64 };
 	struct hwt_cpus set = HWT_CPUS_INIT;
@@ -110,34 +134,54 @@ HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 	const char *s = list;
 	int r = 0;
 
-	if (!list || !out)
+	say(why, len, "%s", "");
+	if (!list || !out) {
+		say(why, len, "no list");
 		return -EINVAL;
+	}
+	if (!*list) {
+		say(why, len, "the list is empty");
+		return -EINVAL;
+	}
 	bits = calloc((HWT_CPU_ID_MAX + WBITS) / WBITS, sizeof(*bits));
-	if (!bits)
+	if (!bits) {
+		say(why, len, "out of memory");
 		return -ENOMEM;
+	}
 	for (;;) {
 		unsigned a, b, used = 1, group = 1;
 
-		s = parse_num(s, &a);
+		s = parse_num(s, &a, why, len);
 		if (!s)
 			goto invalid;
 		b = a;
 		if (*s == '-') {
-			s = parse_num(s + 1, &b);
-			if (!s || b < a)
+			s = parse_num(s + 1, &b, why, len);
+			if (!s)
 				goto invalid;
+			if (b < a) {
+				say(why, len, "range %u-%u is reversed", a, b);
+				goto invalid;
+			}
 			if (*s == ':') {
-				s = parse_num(s + 1, &group);
+				s = parse_num(s + 1, &group, why, len);
 				if (!s)
 					goto invalid;
 				if (*s == '/') {
 					used = group;
-					s = parse_num(s + 1, &group);
+					s = parse_num(s + 1, &group, why, len);
 					if (!s)
 						goto invalid;
 				}
-				if (used == 0 || group == 0 || used > group)
+				if (group == 0) {
+					say(why, len, "range %u-%u: a group size of 0", a, b);
 					goto invalid;
+				}
+				if (used == 0 || used > group) {
+					say(why, len, "range %u-%u: %u used of each %u (expected 1..%u)", a,
+					    b, used, group, group);
+					goto invalid;
+				}
 			}
 		}
 		for (unsigned base = a; base <= b; base += group)
@@ -147,8 +191,10 @@ HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 			max = b;
 		if (*s == '\0')
 			break;
-		if (*s != ',')
+		if (*s != ',') {
+			say(why, len, "'%c' after %u (expected ',', '-', ':' or the end)", *s, b);
 			goto invalid;
+		}
 		s++;
 	}
 	/* A word at a time: the empty words below max cost one test each. */
@@ -158,6 +204,7 @@ HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 	free(bits);
 	if (r) {
 		hwt_cpus_free(&set);
+		say(why, len, "%s", r == -ENOMEM ? "out of memory" : "cannot add a CPU");
 		return r;
 	}
 	/* Replace out only on success, so a bad list leaves it intact. */
@@ -167,6 +214,11 @@ HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
 invalid:
 	free(bits);
 	return -EINVAL;
+}
+
+HWT_API int hwt_cpus_parse(const char *list, struct hwt_cpus *out)
+{
+	return hwt_cpus_parse_why(list, out, NULL, 0);
 }
 
 /* Append "a" or "a-b" (b < 0: single) like snprintf: count all, write what fits. */

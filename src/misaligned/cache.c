@@ -142,41 +142,54 @@ int hwt__cache_key_current(struct hwt__cache_key *k)
 	return 0;
 }
 
-static int mkdir_p(char *path)
+/* Create one folder (its parent must exist); an existing one must be a
+ * folder.  0 or the error as itself (EACCES, ENOENT, ENOTDIR, ELOOP...). */
+static int make_dir(const char *path)
 {
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) && errno != EEXIST) {
-			*p = '/';
-			return -errno;
-		}
-		*p = '/';
-	}
+	struct stat st;
+
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	return 0;
+	if (stat(path, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
+/*
+ * Only hwtune's own folder is created (and ~/.cache inside an existing
+ * HOME): never HOME, XDG_CACHE_HOME or a parent of the given folder, which
+ * would make a missing HOME appear from the root.
+ */
 int hwt__cache_path(const char *dir, char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char d[4096];
+	struct stat st;
 	int n, r;
 
 	/* XDG: a relative XDG_CACHE_HOME is invalid and must be ignored. */
-	if (dir)
+	if (dir) {
 		n = snprintf(d, sizeof(d), "%s", dir);
-	else if (xdg && xdg[0] == '/')
+	} else if (xdg && xdg[0] == '/') {
 		n = snprintf(d, sizeof(d), "%s/hwtune", xdg);
-	else if (home && home[0] == '/')
+	} else if (home && home[0] == '/') {
+		if (stat(home, &st))
+			return -errno; /* no HOME: no cache, and never create it */
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		n = snprintf(d, sizeof(d), "%s/.cache", home);
+		if (n <= 0 || (size_t)n >= sizeof(d))
+			return -ENAMETOOLONG;
+		r = make_dir(d);
+		if (r)
+			return r;
 		n = snprintf(d, sizeof(d), "%s/.cache/hwtune", home);
-	else
+	} else {
 		return -ENOENT;
+	}
 	if (n <= 0 || (size_t)n >= sizeof(d))
 		return -ENAMETOOLONG;
-	r = mkdir_p(d);
+	r = make_dir(d);
 	if (r)
 		return r;
 	n = snprintf(buf, len, "%s/misaligned-%s.cache", d, HWT_ARCH_NAME);
@@ -322,12 +335,20 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 
 	*out = NULL;
 	*n = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* Errors as themselves: EACCES, ELOOP (a symlink: never followed),
+	 * EISDIR...; -EBADMSG (corrupt) is for the content only.  O_NONBLOCK:
+	 * a FIFO in its place must not hang the probe. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -EBADMSG;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
+		return -errno;
+	if (fstat(fd, &st)) {
+		r = -errno;
 		close(fd);
-		return -EBADMSG;
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : !S_ISREG(st.st_mode) ? -EINVAL : -EFBIG;
 	}
 	text = malloc((size_t)st.st_size + 1);
 	if (!text) {

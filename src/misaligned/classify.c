@@ -39,7 +39,9 @@ HWT_API int hwt_misaligned_env_override(const char **bad)
 	const char *v = getenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
 	int s;
 
-	if (!v || !*v)
+	/* Empty is a bad value, as HWTUNE_DISABLE_MSIPOLLING= is (and as the
+	 * kernel refuses an empty unaligned_scalar_speed=). */
+	if (!v)
 		return 0;
 	s = hwt_misaligned_parse_speed(v);
 	if (s < 0 && bad)

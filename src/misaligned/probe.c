@@ -216,9 +216,15 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 		goto done;
 	}
 
-	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS)) &&
-		   hwt__cache_key_current(&key) == 0 &&
-		   hwt__cache_path(opts->cache_dir, path, sizeof(path)) == 0;
+	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS));
+	if (cache_on) {
+		/* off for a reason (no boot id, no usable cache folder): say it */
+		ret = hwt__cache_key_current(&key);
+		if (!ret)
+			ret = hwt__cache_path(opts->cache_dir, path, sizeof(path));
+		if (ret)
+			out->cache_status = ret, cache_on = false;
+	}
 	out->cache_off = !cache_on;
 	if (cache_on) {
 		/* Loaded even to refresh: other CPUs' entries are kept on rewrite. */

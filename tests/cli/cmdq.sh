@@ -89,6 +89,20 @@ tap_ok "bad HWTUNE_DISABLE_MSIPOLLING names the value" usage_err "'yes'"
 
 tap_run_env HWTUNE_DISABLE_MSIPOLLING= cmdq $S
 tap_ok "empty HWTUNE_DISABLE_MSIPOLLING is refused too" usage_err "invalid value ''"
+# A flag beats the environment, a bad value of it included.
+tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes cmdq $S --poll msi --json
+tap_ok "--poll msi: a bad HWTUNE_DISABLE_MSIPOLLING is not an error" only msi sev
+tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes cmdq $S --disable-msipolling --json
+tap_ok "--disable-msipolling: a bad HWTUNE_DISABLE_MSIPOLLING is not an error" \
+	only sev msi '"disable_msipolling_source": "flag"'
+# The main job checks the whole environment before it measures anything:
+# no probe output, exit 2 (it used to probe, then fail the cmdq part, exit 1).
+tap_run_env HWTUNE_DISABLE_MSIPOLLING=yes
+tap_ok "hwtune with a bad HWTUNE_DISABLE_MSIPOLLING: exit 2 before measuring" \
+	eval 'usage_err "HWTUNE_DISABLE_MSIPOLLING: invalid value .yes." && [ ! -s "$out" ]'
+tap_run_env HWTUNE_UNALIGNED_SCALAR_SPEED= --no-cache
+tap_ok "hwtune with an empty HWTUNE_UNALIGNED_SCALAR_SPEED: exit 2 before measuring" \
+	eval 'usage_err "HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value .." && [ ! -s "$out" ]'
 
 usage "--threads 0" "--threads: invalid value '0'" --threads 0
 usage "--poll fast" "'fast'" --poll fast
@@ -97,17 +111,62 @@ usage "--entries-log2 6" "--entries-log2: invalid value '6'" --entries-log2 6
 usage "--batch larger than the queue" "--batch: invalid value '128'" --entries-log2 7 --batch 128
 usage "--msi-cost-ns -1" "'-1'" --msi-cost-ns -1
 usage "unknown option" "'--frobnicate'" --frobnicate
-# Found by tests/fuzz/cli_args: numbers are decimal or 0x hex, as documented;
-# strtoull's base 0 read "010" as octal 8, refused "08" and skipped blanks.
+# Found by tests/fuzz/cli_args: strtoull's base 0 read "010" as octal 8,
+# refused "08" and skipped blanks.  Numbers are decimal only (issue 9): hex
+# is for decode's dwords alone.
 tap_run cmdq --syncs 20 --segment 010 --json
 tap_ok "--segment 010 is ten, not octal" ok_has '"segment_syncs": 10,'
 tap_run cmdq --syncs 20 --segment 08 --poll sev --json
 tap_ok "--segment 08 is eight" ok_has '"segment_syncs": 8,'
-tap_run cmdq --syncs 20 --segment 0x0a --poll sev --json
-tap_ok "--segment 0x0a is hex ten" ok_has '"segment_syncs": 10,'
+usage "--segment 0x0a: no hex" "--segment: invalid value '0x0a' (not a decimal number" \
+	--segment 0x0a
+usage "--threads +2: no sign" "--threads: invalid value '+2'" --threads +2
+usage "--timeout-ms 1e3" "--timeout-ms: invalid value '1e3'" --timeout-ms 1e3
+tap_run cmdq --syncs=20 --seg=7 --poll=sev --json
+tap_ok "--opt=value and unambiguous abbreviations" ok_has '"segment_syncs": 7,'
+usage "ambiguous abbreviation names the candidates" "option '--t' is ambiguous: --threads, --timeout-ms" --t 3
+usage "a missing value names the option" "option '--threads' needs a value" --threads
+usage "an extra argument is named" "unexpected argument 'extra'" extra
+usage "-- then an argument" "unexpected argument '--json'" -- --json
+usage "unknown option: the message and the hint" "cmdq: unknown option '--x' (try 'hwtune cmdq --help')" --x
+
+# Every documented range, as --help states it, is the parser's: each bound
+# is accepted and one past it refused (with --help after it: parse only,
+# nothing is measured).
+tap_run cmdq --help
+cp "$out" "$tap_dir/help"
+bounds() { # OPTION LO HI: help says LO..HI; LO, HI accepted; LO-1, HI+1 refused
+	opt=$1 lo=$2 hi=$3
+	grep -q -F -e "$opt" "$tap_dir/help" && grep -q -F -e "$lo..$hi" "$tap_dir/help" || return 1
+	$HWTUNE cmdq "$opt" "$lo" --help >/dev/null 2>&1 || return 1
+	$HWTUNE cmdq "$opt" "$hi" --help >/dev/null 2>&1 || return 1
+	$HWTUNE cmdq "$opt" $((hi + 1)) --help >/dev/null 2>&1
+	[ $? -eq 2 ] || return 1
+	below=$((lo - 1))
+	$HWTUNE cmdq "$opt" "$below" --help >/dev/null 2>&1
+	[ $? -eq 2 ]
+}
+for b in "--threads 1 256" "--syncs 1 5000000" "--segment 1 1000000" "--entries-log2 7 19" \
+	"--device-cpu 0 65535" "--producer-cpu 0 65535" "--msi-cost-ns 0 1000000000" \
+	"--sev-cost-ns 0 1000000000" "--cmd-cost-ns 0 1000000000" "--timeout-ms 1 600000"; do
+	tap_ok "documented range: $b" bounds $b
+done
+batch_bounds() {
+	grep -q -F -e "at most 524287" "$tap_dir/help" &&
+		$HWTUNE cmdq --batch 524287 --help >/dev/null 2>&1 &&
+		{ $HWTUNE cmdq --batch 524288 --help >/dev/null 2>&1; [ $? -eq 2 ]; }
+}
+tap_ok "documented range: --batch 0 .. at most 524287" batch_bounds
+tap_run cmdq --entries-log2 7 --batch 127 --syncs 20 --poll sev --json
+tap_ok "--batch 127 fits a queue of 128" ok_has '"batch": 127'
 usage "--threads with a leading blank" "--threads: invalid value ' 2'" --threads " 2"
 usage "--threads 0x" "--threads: invalid value '0x'" --threads 0x
 usage "--threads 0x0x2" "--threads: invalid value '0x0x2'" --threads 0x0x2
+
+# Both CPUs named the same by the user: say so (it used to say "only one CPU allowed").
+tap_run cmdq --device-cpu 0 --producer-cpu 0 --syncs 20 --poll sev
+tap_ok "--device-cpu 0 --producer-cpu 0: the two options name the same CPU" \
+	ok_has '(same CPU: --producer-cpu and --device-cpu name the same CPU)'
 
 tap_run cmdq --threads 8 --batch 32 --entries-log2 7 --syncs 64 --json
 tap_ok "--threads 8 --batch 32 --entries-log2 7 completes" \
@@ -133,5 +192,17 @@ tap_ok "--auto reports the queue's choice and reason" auto_reported
 
 tap_run cmdq --help
 tap_ok "--help" ok_has '^usage: hwtune cmdq' '--disable-msipolling' '--timeout-ms'
+tap_run cmdq -h
+tap_ok "-h" ok_has '^usage: hwtune cmdq'
+
+# A report that cannot be written is an error (it used to exit 0).
+if [ -w /dev/full ]; then
+	$HWTUNE cmdq --syncs 100 > /dev/full 2> "$err"
+	rc=$?
+	tap_ok "cmdq >/dev/full: exit 1, 'write error'" \
+		eval '[ "$rc" -eq 1 ] && grep -q "^hwtune: write error: " "$err"'
+else
+	tap_skip "cmdq >/dev/full" "no writable /dev/full"
+fi
 
 tap_end

@@ -9,6 +9,8 @@
 # A private cache, never the user's.
 XDG_CACHE_HOME=$tap_dir/cache
 export XDG_CACHE_HOME
+# The cache creates only its own hwtune folder, never XDG_CACHE_HOME itself.
+mkdir -p "$XDG_CACHE_HOME"
 unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_TEST_FORCE_SIGBUS
 
 # --- helpers over our own JSON layout (one CPU object per line) -------------
@@ -176,6 +178,55 @@ tap_ok "--budget-ms 010 is ten ms, not octal" test "$(number "$out" budget_us)" 
 bad "budget with a leading blank" "' 5'" --budget-ms " 5"
 tap_run probe --cpus
 tap_ok "--cpus without a value: exit 2" status_is 2
+tap_ok "--cpus without a value: says so" err_has "option '--cpus' needs a value"
+# Messages say why (issue 9: "invalid CPU list" alone did not).
+bad "CPU above the limit" "CPU 100000 is above the limit 65535" --cpus 100000
+bad "reversed range says so" "range 1-0 is reversed" --cpus 1-0
+bad "trailing comma says so" "a CPU number is missing at the end" --cpus 0,
+bad "junk after a number" "'x' after 1" --cpus 1x
+# Numbers are decimal only: no hex, no sign (hex is decode's alone).
+bad "budget in hex" "'0x10' (not a decimal number" --budget-ms 0x10
+bad "budget with a sign" "'+5'" --budget-ms +5
+bad "ambiguous abbreviation names the candidates" "option '--s' is ambiguous: --serial, --smt" --s
+bad "unknown option: message and hint" "probe: unknown option '--x' (try 'hwtune probe --help')" --x
+bad "a flag given a value" "option '--json' takes no value" --json=1
+bad "--format word" "--format: invalid value 'xml'" --format=xml
+bad "-- then an argument" "unexpected argument '--json'" -- --json
+# Each documented bound accepted, one past it refused (--help after it: parse only).
+tap_run probe --help
+cp "$out" "$tap_dir/help"
+bound_ok() { $HWTUNE probe "$@" --help >/dev/null 2>&1; }
+bound_bad() { $HWTUNE probe "$@" --help >/dev/null 2>&1; [ $? -eq 2 ]; }
+tap_ok "documented range: --budget-ms 1..60000" eval 'grep -q -F "1..60000" "$tap_dir/help" &&
+	bound_ok --budget-ms 1 && bound_ok --budget-ms 60000 &&
+	bound_bad --budget-ms 0 && bound_bad --budget-ms 60001'
+tap_ok "documented range: --cpus numbers 0..65535" eval 'grep -q -F "0..65535" "$tap_dir/help" &&
+	bound_ok --cpus 0 && bound_ok --cpus 65535 && bound_bad --cpus 65536 && bound_bad --cpus -1'
+tap_run probe --json --unaligned-scalar-speed=fast --budget=7
+tap_ok "--opt=value with an abbreviation (--budget=7)" test "$(number "$out" budget_us)" = 7000
+tap_run probe --format=json --unaligned-scalar-speed=fast
+tap_ok "--format=json is --json" eval 'status_is 0 && json_valid "$out"'
+tap_run probe --json --format=text --unaligned-scalar-speed=fast
+tap_ok "--format=text after --json: the last one wins" eval 'status_is 0 && out_has "summary: "'
+for o in --per-cpu --format=prom; do
+	tap_run probe $o --unaligned-scalar-speed=fast
+	tap_ok "$o is accepted" status_is 0
+done
+# Empty is invalid, as for HWTUNE_DISABLE_MSIPOLLING (it used to mean unset).
+tap_run_env HWTUNE_UNALIGNED_SCALAR_SPEED= probe --no-cache
+tap_ok "empty HWTUNE_UNALIGNED_SCALAR_SPEED: exit 2 naming it" \
+	eval 'status_is 2 && err_has "HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '"''"'"'
+tap_run_env HWTUNE_UNALIGNED_SCALAR_SPEED= probe --unaligned-scalar-speed=slow
+tap_ok "empty HWTUNE_UNALIGNED_SCALAR_SPEED: the flag beats it" status_is 0
+# A failed write of stdout (it used to exit 1 silently).
+if [ -w /dev/full ]; then
+	$HWTUNE probe --unaligned-scalar-speed=fast > /dev/full 2> "$err"
+	rc=$?
+	tap_ok "probe >/dev/full: exit 1 and 'write error'" \
+		eval 'status_is 1 && grep -q "^hwtune: write error: " "$err"'
+else
+	tap_skip "probe >/dev/full" "no writable /dev/full"
+fi
 
 # --- measurement options ------------------------------------------------------------------
 tap_run probe --json --no-cache --budget-ms 5
@@ -214,6 +265,40 @@ tap_run probe --json
 # (its checksum no longer matches; a valid file of another boot: unit test cache_foreign_key_is_stale)
 tap_ok "cache: a hand-edited file (boot id changed) is ignored" \
 	test "$(field "$out" cache_ignored)" = corrupt -a "$(field "$out" source)" = measured
+# Errors of the file or folder are reported as what they are, not "corrupt".
+mv "$f" "$f.real" && ln -s "$f.real" "$f"
+tap_run probe --json
+tap_ok "cache: a symlinked cache file is reported as a symlink loop (never followed)" \
+	test "$(field "$out" cache_ignored)" = "Too many levels of symbolic links"
+rm -f "$f" "$f.real"
+mkdir "$f"
+tap_run probe --json
+tap_ok "cache: a folder in place of the file is reported as such" \
+	test "$(field "$out" cache_ignored)" = "Is a directory"
+rmdir "$f"
+# A missing HOME is never created; with no XDG_CACHE_HOME the cache is off, saying why.
+env -u XDG_CACHE_HOME HOME="$tap_dir/nohome/deeper" $HWTUNE probe --json --cpus "$first" \
+	> "$out" 2> "$err"
+rc=$?
+tap_ok "cache: missing HOME: cache off with a reason" \
+	eval 'status_is 0 && test "$(field "$out" cache)" = off &&
+		test "$(field "$out" cache_ignored)" = "No such file or directory"'
+tap_ok "cache: missing HOME is not created" test ! -e "$tap_dir/nohome"
+: > "$tap_dir/file"
+tap_run_env XDG_CACHE_HOME="$tap_dir/file" probe --json --cpus "$first"
+tap_ok "cache: a file as XDG_CACHE_HOME: cache off, 'Not a directory'" \
+	eval 'status_is 0 && test "$(field "$out" cache_ignored)" = "Not a directory"'
+if [ "$(id -u)" -eq 0 ]; then
+	# root passes mode bits: a chmod 000 folder would read fine
+	tap_skip "cache: an unreadable cache folder is reported as 'Permission denied'" \
+		"running as root, which bypasses permission bits"
+else
+	chmod 000 "$cache"
+	tap_run probe --json --cpus "$first"
+	tap_ok "cache: an unreadable cache folder is reported as 'Permission denied'" \
+		test "$(field "$out" cache_ignored)" = "Permission denied"
+	chmod 700 "$cache"
+fi
 tap_run probe --json --serial
 tap_ok "cache: --serial measures anyway" test "$(field "$out" source)" = measured
 tap_run probe --json --no-cache
@@ -221,9 +306,9 @@ tap_ok "cache: --no-cache measures" test "$(field "$out" source)" = measured
 tap_ok "cache: --no-cache says off" test "$(field "$out" cache)" = off
 
 # --- human output, main job ---------------------------------------------------------------
-tap_run probe --no-cache
+tap_run probe --no-cache --per-cpu
 tap_ok "human: exits 0" status_is 0
-tap_ok "human: one line per CPU" \
+tap_ok "human --per-cpu: one line per CPU" \
 	test "$(grep -c '^cpu[0-9]*: ' "$out")" -eq "$(echo $allowed | wc -w)"
 tap_ok "human: kernel-style ratio line" \
 	sh -c 'grep -q "^cpu[0-9]*: .* [0-9]*\.[0-9][0-9]x byte access speed (" "$0" ||
@@ -235,5 +320,22 @@ tap_ok "main job: exits 0" status_is 0
 tap_ok "main job: recommendation" out_has "recommendation: "
 tap_run --bogus
 tap_ok "main job: bad option exits 2" status_is 2
+tap_ok "main job: bad option named" err_has "unknown option '--bogus' (try 'hwtune --help')"
+tap_run --version extra
+tap_ok "--version extra: exit 2 naming it" eval 'status_is 2 && err_has "'"'extra'"'"'
+for v in --version -V --vers; do
+	tap_run $v
+	tap_ok "$v prints the version" eval 'status_is 0 && grep -q "^hwtune [0-9]" "$out"'
+done
+tap_run frobnicate
+tap_ok "unknown command named" eval 'status_is 2 && err_has "unknown command '"'frobnicate'"'"'
+tap_run -- probe
+tap_ok "-- ends the options: 'probe' after it is no command" eval 'status_is 2 && err_has "'"'probe'"'"'
+tap_run -h
+tap_ok "-h prints the usage" eval 'status_is 0 && out_has "usage: hwtune"'
+for o in --json --per-cpu --format=prom --format=text; do
+	tap_run $o --help
+	tap_ok "main job accepts $o" status_is 0
+done
 
 tap_end

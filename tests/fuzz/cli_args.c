@@ -9,8 +9,8 @@
  * NUL-separated words (argv[0] is "hwtune"; at most 64 words).
  * Properties:
  *  - the answer is CLI_RUN, 0 or 2 (CLI_EXIT_USAGE), and the same twice;
- *  - 2: one line on stderr, "hwtune: ...\n" (more only if it quotes a word
- *    with a newline), nothing on stdout: bad usage always says what is
+ *  - 2: one line on stderr, "hwtune: ...\n" or "hwtune CMD: ...\n" (more
+ *    only if it quotes a word with a newline), nothing on stdout: bad usage always says what is
  *    wrong; 0: help or version text on stdout, nothing on stderr;
  *    CLI_RUN: nothing printed yet;
  *  - CLI_RUN: the options are in their documented ranges and consistent
@@ -19,8 +19,11 @@
  *    sync fit the queue, disable_msipolling in effect only without MSI
  *    polling, ...),
  *    and every numeric option holds the value its last occurrence spells
- *    in the documented syntax, decimal or 0x hex (util/cli.h); decode's
- *    dwords are the hex its two arguments spell.
+ *    in the documented syntax, decimal only (util/cli.h); decode's dwords
+ *    are the hex its two operands spell; options are read as getopt_long
+ *    reads them (exact name or unique abbreviation, "--name=V" or "--name
+ *    V", "--" ends them); the environment a run depends on is valid
+ *    unless a flag overrides it.
  */
 #include "fuzz/fuzz.h"
 
@@ -53,84 +56,154 @@ static int parse_captured(int argc, char **argv, struct cli_args *a, struct capt
 	return r;
 }
 
-/* util/cli.h: "an unsigned decimal (or 0x hex) value". */
+/* util/cli.h: "an unsigned decimal value", digits only. */
 static bool ref_number(const char *s, uint64_t *v)
 {
-	unsigned base = 10;
 	uint64_t x = 0;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16, s += 2;
 	if (!*s)
 		return false;
 	for (; *s; s++) {
-		unsigned d;
+		unsigned d = (unsigned)(*s - '0');
 
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - d) / 10)
 			return false;
-		if (x > (UINT64_MAX - d) / base)
-			return false;
-		x = x * base + d;
+		x = x * 10 + d;
 	}
 	*v = x;
 	return true;
 }
 
-/* The value of the last occurrence of option want ("--name=V" or "--name V")
- * in a command line that parsed; opts lists the options taking a value. */
-static const char *last_value(int argc, char **argv, const char *const *opts, const char *want)
+/* A command's long options, as its parser declares them. */
+struct lopt {
+	const char *name;
+	bool arg;
+};
+
+/* A parsed command line read again as getopt_long reads it. */
+struct scan {
+	int n, npos;
+	int idx[MAX_ARGS];
+	const char *val[MAX_ARGS];
+	const char *pos[MAX_ARGS];
+};
+
+static void scan(int argc, char **argv, const struct lopt *opts, struct scan *sc)
+{
+	bool rest = false;
+
+	memset(sc, 0, sizeof(*sc));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *name;
+		int exact = -1, match = -1, k = 0, j;
+		size_t n;
+
+		if (rest || a[0] != '-' || !a[1]) {
+			sc->pos[sc->npos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			rest = true;
+			continue;
+		}
+		FUZZ_ASSERT(a[1] == '-', "short option '%s' in a line that parsed", a);
+		name = a + 2;
+		n = strcspn(name, "=");
+		for (j = 0; opts[j].name; j++) {
+			if (strncmp(opts[j].name, name, n))
+				continue;
+			if (strlen(opts[j].name) == n)
+				exact = j;
+			match = j;
+			k++;
+		}
+		FUZZ_ASSERT(exact >= 0 || k == 1, "'%s' parsed but matches %d options", a, k);
+		j = exact >= 0 ? exact : match;
+		sc->idx[sc->n] = j;
+		if (opts[j].arg) {
+			FUZZ_ASSERT(name[n] == '=' || i + 1 < argc, "%s without a value parsed", a);
+			sc->val[sc->n] = name[n] == '=' ? name + n + 1 : argv[++i];
+		} else {
+			FUZZ_ASSERT(name[n] != '=', "'%s' parsed with a value", a);
+			sc->val[sc->n] = NULL;
+		}
+		sc->n++;
+	}
+}
+
+/* The value of the last occurrence of option want (NULL: not given). */
+static const char *last_value(const struct scan *sc, const struct lopt *opts, const char *want)
 {
 	const char *v = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		for (const char *const *o = opts; *o; o++) {
-			size_t n = strlen(*o);
-			const char *val;
-
-			if (strncmp(argv[i], *o, n) || (argv[i][n] != '=' && argv[i][n] != '\0'))
-				continue;
-			FUZZ_ASSERT(argv[i][n] == '=' || i + 1 < argc, "%s without a value parsed", *o);
-			val = argv[i][n] == '=' ? argv[i] + n + 1 : argv[++i];
-			if (!strcmp(*o, want))
-				v = val;
-			break;
-		}
-	}
+	for (int i = 0; i < sc->n; i++)
+		if (!strcmp(opts[sc->idx[i]].name, want))
+			v = sc->val[i] ? sc->val[i] : "";
 	return v;
 }
 
+static bool given(const struct scan *sc, const struct lopt *opts, const char *want)
+{
+	return last_value(sc, opts, want) != NULL;
+}
+
 /* Option name's value (if given) spells the number the parser stored. */
-static void check_number(int argc, char **argv, const char *const *opts, const char *name,
+static void check_number(const struct scan *sc, const struct lopt *opts, const char *name,
 			 uint64_t stored, uint64_t scale)
 {
-	const char *v = last_value(argc, argv, opts, name);
+	const char *v = last_value(sc, opts, name);
 	uint64_t want;
 
 	if (!v)
 		return;
-	FUZZ_ASSERT(ref_number(v, &want), "%s '%s' accepted, but it is not decimal or 0x hex",
-		    name, v);
-	FUZZ_ASSERT(stored == want * scale, "%s '%s' stored as %llu, not %llu", name, v,
+	FUZZ_ASSERT(ref_number(v, &want), "--%s '%s' accepted, but it is not decimal", name, v);
+	FUZZ_ASSERT(stored == want * scale, "--%s '%s' stored as %llu, not %llu", name, v,
 		    (unsigned long long)stored, (unsigned long long)(want * scale));
+}
+
+/* The environment of this input (set_env): valid values? */
+static unsigned env_sel;
+static bool env_speed_ok(void) { return (env_sel & 3) < 2; }         /* unset, "fast" */
+static bool env_msi_ok(void) { return (env_sel >> 2 & 3) < 3; }      /* unset, "1", "0" */
+
+static void check_format(const struct scan *sc, const struct lopt *opts, const struct cli_args *a)
+{
+	bool json = false, prom = false;
+
+	for (int i = 0; i < sc->n; i++) {
+		const char *n = opts[sc->idx[i]].name, *v = sc->val[i];
+
+		if (!strcmp(n, "json"))
+			json = true, prom = false;
+		else if (!strcmp(n, "format"))
+			json = !strcmp(v, "json"), prom = !strcmp(v, "prom");
+	}
+	FUZZ_ASSERT(a->json == json && a->prom == prom, "json %d prom %d, want %d %d", a->json,
+		    a->prom, json, prom);
+	FUZZ_ASSERT(a->per_cpu == given(sc, opts, "per-cpu"), "per_cpu %d", a->per_cpu);
 }
 
 static void check_probe(int argc, char **argv, const struct cli_args *a)
 {
-	static const char *const opts[] = { "--cpus", "--budget-ms", "--smt",
-					    "--unaligned-scalar-speed", NULL };
+	static const struct lopt opts[] = {
+		{ "help", false }, { "serial", false }, { "kernel-window", false },
+		{ "no-cache", false }, { "json", false }, { "per-cpu", false }, { "format", true },
+		{ "cpus", true }, { "budget-ms", true }, { "smt", true },
+		{ "unaligned-scalar-speed", true }, { NULL, false },
+	};
 	const struct hwt_misaligned_opts *o = &a->probe;
+	struct scan sc;
 	const unsigned known = HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
 			       HWT_MISALIGNED_SMT_APART | HWT_MISALIGNED_NO_CACHE |
 			       HWT_MISALIGNED_REFRESH;
 	const unsigned measure = HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW |
 				 HWT_MISALIGNED_SMT_APART;
 
+	scan(argc, argv, opts, &sc);
+	FUZZ_ASSERT(sc.npos == 0, "probe accepted the operand '%s'", sc.pos[0]);
+	FUZZ_ASSERT(given(&sc, opts, "unaligned-scalar-speed") || env_speed_ok(),
+		    "probe ran with a bad HWTUNE_UNALIGNED_SCALAR_SPEED and no flag");
+	check_format(&sc, opts, a);
 	FUZZ_ASSERT(!(o->flags & ~known), "probe flags 0x%x", o->flags);
 	FUZZ_ASSERT(o->budget_us == 0 || (o->budget_us >= 1000 &&
 					  o->budget_us <= HWT_MISALIGNED_MAX_BUDGET_US),
@@ -155,17 +228,28 @@ static void check_probe(int argc, char **argv, const struct cli_args *a)
 	} else {
 		FUZZ_ASSERT(a->cpus.n == 0, "CPUs without --cpus");
 	}
-	check_number(argc, argv, opts, "--budget-ms", o->budget_us, 1000);
+	check_number(&sc, opts, "budget-ms", o->budget_us, 1000);
 }
 
 static void check_cmdq(int argc, char **argv, const struct cli_args *a)
 {
-	static const char *const opts[] = {
-		"--poll", "--handler", "--threads", "--batch", "--syncs", "--segment",
-		"--entries-log2", "--device-cpu", "--producer-cpu", "--msi-cost-ns",
-		"--sev-cost-ns", "--cmd-cost-ns", "--timeout-ms", NULL,
+	static const struct lopt opts[] = {
+		{ "help", false }, { "json", false }, { "auto", false },
+		{ "disable-msipolling", false }, { "poll", true }, { "handler", true },
+		{ "threads", true }, { "batch", true }, { "syncs", true }, { "segment", true },
+		{ "entries-log2", true }, { "device-cpu", true }, { "producer-cpu", true },
+		{ "msi-cost-ns", true }, { "sev-cost-ns", true }, { "cmd-cost-ns", true },
+		{ "timeout-ms", true }, { NULL, false },
 	};
 	const struct cmdq_opts *o = &a->cmdq;
+	struct scan sc;
+
+	scan(argc, argv, opts, &sc);
+	FUZZ_ASSERT(sc.npos == 0, "cmdq accepted the operand '%s'", sc.pos[0]);
+	FUZZ_ASSERT(given(&sc, opts, "poll") || given(&sc, opts, "disable-msipolling") ||
+			    env_msi_ok(),
+		    "cmdq ran with a bad HWTUNE_DISABLE_MSIPOLLING and no flag");
+	FUZZ_ASSERT(a->json == given(&sc, opts, "json"), "cmdq json %d", a->json);
 
 	FUZZ_ASSERT(o->mode[CMDQ_MSI] || o->mode[CMDQ_SEV], "no completion mode");
 	FUZZ_ASSERT(!(o->disable_msi && o->mode[CMDQ_MSI]), "MSI polling measured while disabled");
@@ -188,17 +272,17 @@ static void check_cmdq(int argc, char **argv, const struct cli_args *a)
 	FUZZ_ASSERT(o->device_cpu >= -1 && o->device_cpu <= HWT_CPU_ID_MAX &&
 			    o->producer_cpu >= -1 && o->producer_cpu <= HWT_CPU_ID_MAX,
 		    "cpus %d %d", o->device_cpu, o->producer_cpu);
-	check_number(argc, argv, opts, "--threads", o->threads, 1);
-	check_number(argc, argv, opts, "--batch", o->batch, 1);
-	check_number(argc, argv, opts, "--syncs", o->syncs, 1);
-	check_number(argc, argv, opts, "--segment", o->seg, 1);
-	check_number(argc, argv, opts, "--entries-log2", o->entries_log2, 1);
-	check_number(argc, argv, opts, "--device-cpu", (uint64_t)o->device_cpu, 1);
-	check_number(argc, argv, opts, "--producer-cpu", (uint64_t)o->producer_cpu, 1);
-	check_number(argc, argv, opts, "--msi-cost-ns", o->cost[0], 1);
-	check_number(argc, argv, opts, "--sev-cost-ns", o->cost[1], 1);
-	check_number(argc, argv, opts, "--cmd-cost-ns", o->cost[2], 1);
-	check_number(argc, argv, opts, "--timeout-ms", o->timeout_ms, 1);
+	check_number(&sc, opts, "threads", o->threads, 1);
+	check_number(&sc, opts, "batch", o->batch, 1);
+	check_number(&sc, opts, "syncs", o->syncs, 1);
+	check_number(&sc, opts, "segment", o->seg, 1);
+	check_number(&sc, opts, "entries-log2", o->entries_log2, 1);
+	check_number(&sc, opts, "device-cpu", (uint64_t)o->device_cpu, 1);
+	check_number(&sc, opts, "producer-cpu", (uint64_t)o->producer_cpu, 1);
+	check_number(&sc, opts, "msi-cost-ns", o->cost[0], 1);
+	check_number(&sc, opts, "sev-cost-ns", o->cost[1], 1);
+	check_number(&sc, opts, "cmd-cost-ns", o->cost[2], 1);
+	check_number(&sc, opts, "timeout-ms", o->timeout_ms, 1);
 }
 
 /* 1 to 16 hex digits after an optional 0x. */
@@ -220,38 +304,36 @@ static bool ref_dword(const char *s, uint64_t *v)
 
 static void check_decode(int argc, char **argv, const struct cli_args *a)
 {
-	const char *pos[2];
-	int npos = 0;
-	bool json = false;
+	static const struct lopt opts[] = { { "help", false }, { "json", false }, { NULL, false } };
+	struct scan sc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else
-			FUZZ_ASSERT(npos < 2 && !(argv[i][0] == '-' && argv[i][1]),
-				    "decode accepted '%s'", argv[i]);
-		if (strcmp(argv[i], "--json"))
-			pos[npos++] = argv[i];
-	}
-	FUZZ_ASSERT(npos == 2 && json == a->json, "decode: %d dwords, json %d", npos, a->json);
+	scan(argc, argv, opts, &sc);
+	FUZZ_ASSERT(sc.npos == 2 && a->json == given(&sc, opts, "json"), "decode: %d dwords, json %d",
+		    sc.npos, a->json);
 	for (int k = 0; k < 2; k++) {
 		uint64_t v;
 
-		FUZZ_ASSERT(ref_dword(pos[k], &v), "dword '%s' accepted", pos[k]);
-		FUZZ_ASSERT(v == a->dw[k], "dword '%s' parsed as 0x%llx", pos[k],
+		FUZZ_ASSERT(ref_dword(sc.pos[k], &v), "dword '%s' accepted", sc.pos[k]);
+		FUZZ_ASSERT(v == a->dw[k], "dword '%s' parsed as 0x%llx", sc.pos[k],
 			    (unsigned long long)a->dw[k]);
 	}
 }
 
 static void check_main(int argc, char **argv, const struct cli_args *a)
 {
-	bool no_cache = false;
+	static const struct lopt opts[] = {
+		{ "help", false }, { "version", false }, { "no-cache", false }, { "json", false },
+		{ "per-cpu", false }, { "format", true }, { NULL, false },
+	};
+	struct scan sc;
 
-	for (int i = 1; i < argc; i++) {
-		FUZZ_ASSERT(!strcmp(argv[i], "--no-cache"), "the main job accepted '%s'", argv[i]);
-		no_cache = true;
-	}
-	FUZZ_ASSERT(a->probe.flags == (no_cache ? HWT_MISALIGNED_NO_CACHE : 0u),
+	scan(argc, argv, opts, &sc);
+	FUZZ_ASSERT(sc.npos == 0, "the main job accepted the operand '%s'", sc.pos[0]);
+	FUZZ_ASSERT(!given(&sc, opts, "version") && !given(&sc, opts, "help"),
+		    "the main job runs after --version or --help");
+	FUZZ_ASSERT(env_speed_ok() && env_msi_ok(), "the main job runs with a bad environment");
+	check_format(&sc, opts, a);
+	FUZZ_ASSERT(a->probe.flags == (given(&sc, opts, "no-cache") ? HWT_MISALIGNED_NO_CACHE : 0u),
 		    "main job flags 0x%x", a->probe.flags);
 	FUZZ_ASSERT(a->probe.override_speed == 0 ||
 			    (a->probe.override_speed >= HWT_MISALIGNED_SLOW &&
@@ -263,6 +345,8 @@ static void set_env(unsigned sel)
 {
 	static const char *const speed[] = { NULL, "fast", "bogus", "" };
 	static const char *const msi[] = { NULL, "1", "0", "yes" };
+
+	env_sel = sel;
 
 	if (speed[sel & 3])
 		setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", speed[sel & 3], 1);
@@ -312,7 +396,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(r == CLI_RUN || r == 0 || r == CLI_EXIT_USAGE, "cli_parse = %d", r);
 	if (r == CLI_EXIT_USAGE) {
 		FUZZ_ASSERT(c.nout == 0, "bad usage printed on stdout: %.*s", (int)c.nout, c.out);
-		FUZZ_ASSERT(c.nerr > 9 && !strncmp(c.err, "hwtune: ", 8) &&
+		FUZZ_ASSERT(c.nerr > 9 &&
+				    (!strncmp(c.err, "hwtune: ", 8) ||
+				     !strncmp(c.err, "hwtune probe: ", 14) ||
+				     !strncmp(c.err, "hwtune cmdq: ", 13) ||
+				     !strncmp(c.err, "hwtune decode: ", 15)) &&
 				    c.err[c.nerr - 1] == '\n' &&
 				    (newlines || count_char(c.err, c.nerr, '\n') == 1),
 			    "bad usage must say why in one line, said: '%.*s'", (int)c.nerr, c.err);
@@ -347,6 +435,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    "a second parse answered %d, not %d", r2, r);
 	if (r == CLI_RUN) {
 		FUZZ_ASSERT(a.run == b.run && a.json == b.json && a.have_cpus == b.have_cpus &&
+				    a.per_cpu == b.per_cpu && a.prom == b.prom &&
 				    !memcmp(&a.probe, &b.probe, sizeof(a.probe)) &&
 				    !memcmp(&a.cmdq, &b.cmdq, sizeof(a.cmdq)) &&
 				    !memcmp(a.dw, b.dw, sizeof(a.dw)) && a.cpus.n == b.cpus.n &&

@@ -89,6 +89,20 @@ TEST(null_cpus_parse)
 	ASSERT_EQ(s.n, 0);
 }
 
+TEST(null_cpus_parse_why)
+{
+	struct hwt_cpus s = HWT_CPUS_INIT;
+	char why[64];
+
+	ASSERT_EQ(hwt_cpus_parse_why(NULL, &s, why, sizeof(why)), -EINVAL);
+	ASSERT_TRUE(why[0] != '\0');
+	ASSERT_EQ(hwt_cpus_parse_why("0", NULL, why, sizeof(why)), -EINVAL);
+	ASSERT_EQ(hwt_cpus_parse_why("0", &s, NULL, 0), 0); /* why is optional */
+	ASSERT_EQ(hwt_cpus_parse_why("0", &s, NULL, 64), 0);
+	ASSERT_EQ(s.n, 1);
+	hwt_cpus_free(&s);
+}
+
 TEST(null_cpus_format)
 {
 	struct hwt_cpus s = HWT_CPUS_INIT;
@@ -495,4 +509,14 @@ TEST(null_misaligned_speed)
 {
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "fast", 1); /* no probing */
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_FAST); /* no pointer argument */
+}
+
+TEST(null_misaligned_hwprobe)
+{
+	uint64_t v = 7;
+
+	ASSERT_EQ(hwt_misaligned_hwprobe(0, HWT_HWPROBE_MISALIGNED_SCALAR_PERF, NULL), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_hwprobe(-2, HWT_HWPROBE_MISALIGNED_SCALAR_PERF, &v), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_hwprobe(0, -1, &v), -EINVAL);
+	ASSERT_EQ(v, 7); /* untouched on error */
 }

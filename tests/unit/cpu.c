@@ -177,6 +177,47 @@ TEST(parse_invalid)
 	}
 	ASSERT_EQ(hwt_cpus_parse(NULL, &set), -EINVAL);
 	ASSERT_EQ(hwt_cpus_parse("1", NULL), -EINVAL);
+	/* the same answers with a reason, and every reason says something */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char why[128] = "";
+
+		ASSERT_EQ(hwt_cpus_parse_why(bad[i], &set, why, sizeof(why)), -EINVAL);
+		if (!why[0])
+			TLOG("case %zu: no reason", i);
+		ASSERT_TRUE(why[0] != '\0');
+	}
+	hwt_cpus_free(&set);
+}
+
+/* Issue 9: "invalid CPU list" alone did not say why. */
+TEST(parse_reasons)
+{
+	static const struct {
+		const char *list, *why;
+	} cases[] = {
+		{ "100000", "CPU 100000 is above the limit 65535" },
+		{ "0-70000", "CPU 70000 is above the limit 65535" },
+		{ "1-0", "range 1-0 is reversed" },
+		{ "", "the list is empty" },
+		{ "0,", "a CPU number is missing at the end" },
+		{ "1x", "'x' after 1 (expected ',', '-', ':' or the end)" },
+		{ "a", "'a' where a CPU number was expected" },
+		{ "0-3:0", "range 0-3: a group size of 0" },
+		{ "0-7:3/2", "range 0-7: 3 used of each 2 (expected 1..2)" },
+	};
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	char why[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(hwt_cpus_parse_why(cases[i].list, &set, why, sizeof(why)), -EINVAL);
+		ASSERT_STR_EQ(why, cases[i].why);
+	}
+	ASSERT_OK(hwt_cpus_parse_why("0-3", &set, why, sizeof(why)));
+	ASSERT_STR_EQ(why, "");
+	ASSERT_EQ(set.n, 4);
+	/* no buffer: the plain answer */
+	ASSERT_EQ(hwt_cpus_parse_why("1-0", &set, NULL, 0), -EINVAL);
+	ASSERT_EQ(hwt_cpus_parse_why(NULL, &set, why, sizeof(why)), -EINVAL);
 	hwt_cpus_free(&set);
 }
 

@@ -276,7 +276,10 @@ TEST(override_from_environment)
 	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
 	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0);
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "", 1);
-	ASSERT_EQ(hwt_misaligned_env_override(&bad), 0); /* empty = unset */
+	/* empty = invalid, as HWTUNE_DISABLE_MSIPOLLING= */
+	ASSERT_EQ(hwt_misaligned_env_override(&bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "");
+	bad = NULL;
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "unsupported", 1);
 	ASSERT_EQ(hwt_misaligned_env_override(&bad), HWT_MISALIGNED_UNSUPPORTED);
 	ASSERT_TRUE(bad == NULL);
@@ -486,9 +489,20 @@ TEST(cache_corrupt_files_are_rejected)
 	rewrite(path, "", 0);
 	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
 	unlink(path);
+	/* errors of the file itself are reported as themselves, not "corrupt" */
 	ASSERT_OK(mkdir(path, 0700));
-	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EBADMSG);
+	ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -EISDIR);
 	rmdir(path);
+	{
+		char target[600];
+
+		snprintf(target, sizeof(target), "%s.target", path);
+		rewrite(target, good, len);
+		ASSERT_OK(symlink(target, path));
+		ASSERT_EQ(hwt__cache_load(path, &key1, &got, &n), -ELOOP); /* never followed */
+		unlink(path);
+		unlink(target);
+	}
 	/* and the original is still good */
 	rewrite(path, good, len);
 	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
@@ -625,6 +639,30 @@ TEST(cache_location_follows_xdg)
 	unsetenv("XDG_CACHE_HOME");
 	unsetenv("HOME");
 	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ENOENT);
+	/* a missing HOME is never created (nor its parents): the cache is off */
+	snprintf(want, sizeof(want), "%s/nohome/deeper", d);
+	setenv("HOME", want, 1);
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ENOENT);
+	snprintf(want, sizeof(want), "%s/nohome", d);
+	ASSERT_TRUE(access(want, F_OK) != 0);
+	/* nor a missing XDG_CACHE_HOME: only its hwtune folder is ours */
+	unsetenv("HOME");
+	setenv("XDG_CACHE_HOME", want, 1);
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ENOENT);
+	ASSERT_TRUE(access(want, F_OK) != 0);
+	/* a file where the folder should be: the error as itself */
+	setenv("XDG_CACHE_HOME", d, 1);
+	snprintf(want, sizeof(want), "%s/hwtune", d);
+	rmdir(want);
+	{
+		FILE *f = fopen(want, "w");
+
+		ASSERT_TRUE(f != NULL);
+		fclose(f);
+	}
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ENOTDIR);
+	unlink(want);
+	unsetenv("XDG_CACHE_HOME");
 	snprintf(path, sizeof(path), "%s/hwtune", d);
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/.cache/hwtune", d);

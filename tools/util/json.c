@@ -124,6 +124,12 @@ void json_bool(struct json *j, bool v)
 	fputs(v ? "true" : "false", j->f);
 }
 
+void json_null(struct json *j)
+{
+	separate(j);
+	fputs("null", j->f);
+}
+
 void json_fixed(struct json *j, double v, int decimals)
 {
 	separate(j);

@@ -43,6 +43,7 @@ void json_str(struct json *j, const char *s);
 void json_u64(struct json *j, uint64_t v);
 void json_int(struct json *j, long long v);
 void json_bool(struct json *j, bool v);
+void json_null(struct json *j);
 /* v with `decimals` digits after the point ("%.*f"); null if not finite. */
 void json_fixed(struct json *j, double v, int decimals);
 

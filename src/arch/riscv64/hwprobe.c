@@ -24,19 +24,23 @@ struct hwprobe_pair {
 	uint64_t value;
 };
 
+/* cpu -1: no mask, which the kernel reads as all online CPUs. */
 static int query(int64_t key, int cpu, uint64_t *value)
 {
 	struct hwprobe_pair p = { key, 0 };
-	size_t size = CPU_ALLOC_SIZE(cpu + 1);
-	cpu_set_t *set = CPU_ALLOC(cpu + 1);
+	size_t size = cpu < 0 ? 0 : CPU_ALLOC_SIZE(cpu + 1);
+	cpu_set_t *set = cpu < 0 ? NULL : CPU_ALLOC(cpu + 1);
 	long r;
 
-	if (!set)
+	if (cpu >= 0 && !set)
 		return -ENOMEM;
-	CPU_ZERO_S(size, set);
-	CPU_SET_S(cpu, size, set);
+	if (set) {
+		CPU_ZERO_S(size, set);
+		CPU_SET_S(cpu, size, set);
+	}
 	r = syscall(__NR_riscv_hwprobe, &p, 1, size, set, 0);
-	CPU_FREE(set);
+	if (set)
+		CPU_FREE(set);
 	if (r < 0)
 		return -errno;
 	if (p.key < 0)
@@ -60,4 +64,11 @@ int hwt__hwprobe_scalar(int cpu)
 	if (r)
 		return r;
 	return v <= 4 ? (int)v : -ERANGE;
+}
+
+int hwt__hwprobe_key(int cpu, int64_t key, uint64_t *value)
+{
+	if (cpu < -1 || key < 0 || !value)
+		return -EINVAL;
+	return query(key, cpu, value);
 }
