@@ -335,8 +335,6 @@ static void check_main(int argc, char **argv, const struct cli_args *a)
 	check_format(&sc, opts, a);
 	FUZZ_ASSERT(a->probe.flags == (given(&sc, opts, "no-cache") ? HWT_MISALIGNED_NO_CACHE : 0u),
 		    "main job flags 0x%x", a->probe.flags);
-	FUZZ_ASSERT(a->json == json && a->per_cpu == per_cpu && a->prom == prom,
-		    "main job json %d per_cpu %d prom %d", a->json, a->per_cpu, a->prom);
 	FUZZ_ASSERT(a->probe.override_speed == 0 ||
 			    (a->probe.override_speed >= HWT_MISALIGNED_SLOW &&
 			     a->probe.override_speed <= HWT_MISALIGNED_UNSUPPORTED),
