@@ -426,9 +426,10 @@ tap_run probe --no-cache --per-cpu
 tap_ok "text --per-cpu: a vector line per CPU" \
 	test "$(grep -c '^  vector' "$out")" -eq "$(echo $allowed | wc -w)"
 tap_run probe --no-cache --format=prom
-for m in 'hwtune_misaligned_vector_speed{cpu="' 'hwtune_misaligned_vector_ratio{cpu="' \
-	'hwtune_misaligned_vector_summary ' '# TYPE hwtune_misaligned_split_ratio gauge'; do
-	tap_ok "prom: $m" out_has "$m"
+for m in 'hwtune_misaligned_vector_speed{cpu="[0-9]*",unit="[a-z0-9]*"} [0-4]' \
+	'hwtune_misaligned_vector_ratio{cpu="[0-9]*",unit="[a-z0-9]*"} [0-9]*\.[0-9][0-9]' \
+	'hwtune_misaligned_vector_summary [0-4]' '# TYPE hwtune_misaligned_split_ratio gauge'; do
+	tap_ok "prom: $m" grep -q "^$m\$" "$out"
 done
 if [ "$native" = yes ]; then
 	tap_ok "prom: split ratios by kind" out_has ',kind="page_store"} '
