@@ -511,6 +511,9 @@ fi
 rm -f "$sysfile"
 
 # the main job honours HWTUNE_UNALIGNED_VECTOR_SPEED
+tap_run --help
+tap_ok "main job --help documents HWTUNE_UNALIGNED_VECTOR_SPEED and HWTUNE_RUNTIME_DIR" \
+	eval 'out_has HWTUNE_UNALIGNED_VECTOR_SPEED= && out_has HWTUNE_RUNTIME_DIR='
 tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=bogus --json
 tap_ok "main job: a bad HWTUNE_UNALIGNED_VECTOR_SPEED: exit 2 naming it" \
 	eval 'status_is 2 && err_has "'"'bogus'"'"'
