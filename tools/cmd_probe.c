@@ -599,30 +599,25 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		r->kernel_window ? ", kernel window" : "");
 }
 
-int probe_env_override(void)
+static int env_checked(const char *name, int (*read)(const char **))
 {
 	const char *bad = NULL;
-	int s = hwt_misaligned_env_override(&bad);
+	int s = read(&bad);
 
 	if (s < 0)
-		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported; empty is invalid too)", bad);
+		cli_error("%s: invalid value '%s' (expected slow, fast or unsupported; empty is "
+			  "invalid too)", name, bad);
 	return s;
+}
+
+int probe_env_override(void)
+{
+	return env_checked("HWTUNE_UNALIGNED_SCALAR_SPEED", hwt_misaligned_env_override);
 }
 
 int probe_env_vector_override(void)
 {
-	const char *bad = NULL, *v = getenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
-	int s = hwt_misaligned_env_vector_override(&bad);
-
-	/* Empty is invalid, as for the scalar variable (the library's helper
-	 * takes empty as unset). */
-	if (v && !*v)
-		s = -EINVAL, bad = v;
-	if (s < 0)
-		cli_error("HWTUNE_UNALIGNED_VECTOR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported; empty is invalid too)", bad);
-	return s;
+	return env_checked("HWTUNE_UNALIGNED_VECTOR_SPEED", hwt_misaligned_env_vector_override);
 }
 
 /* Confine the calling thread to set (all allowed: the parse step checked). */
@@ -655,13 +650,7 @@ int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 		if (ret < 0)
 			return ret;
 	}
-	ret = hwt_misaligned_self(o, r);
-	if (ret < 0)
-		return ret;
-	/* the one-call answer may be pieced together: the set rules over it all */
-	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
-	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
-	return 0;
+	return hwt_misaligned_self(o, r);
 }
 
 const char *probe_recommendation(int summary)
