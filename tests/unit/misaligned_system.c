@@ -104,8 +104,21 @@ TEST(system_round_trip)
 		ASSERT_EQ(back.cpu[i].vector.ratio_x100, 900);
 		ASSERT_EQ(back.cpu[i].ratio_x100, r.cpu[i].ratio_x100);
 		ASSERT_EQ(back.cpu[i].source, HWT_MISALIGNED_FROM_SYSTEM);
+		ASSERT_EQ(back.cpu[i].vector_source, HWT_MISALIGNED_FROM_SYSTEM);
 	}
 	ASSERT_EQ(back.summary, HWT_MISALIGNED_UNKNOWN); /* fast and slow */
+	ASSERT_EQ(back.vector_summary, HWT_MISALIGNED_FAST);
+	hwt_misaligned_report_free(&back);
+	/* a vector override is not a measurement either */
+	r.cpu[1].vector_source = HWT_MISALIGNED_FROM_OVERRIDE;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	r.cpu[1].vector_source = HWT_MISALIGNED_MEASURED;
+	/* nothing the file keeps (vector results unknown): the good file stays */
+	for (unsigned i = 0; i < r.n; i++)
+		r.cpu[i].vector.speed = HWT_MISALIGNED_UNKNOWN;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_EQ(back.n, 3);
 	hwt_misaligned_report_free(&back);
 	/* an override is not a measurement */
 	r.source = HWT_MISALIGNED_FROM_OVERRIDE;
@@ -490,6 +503,31 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 	hwt_misaligned_report_free(&r);
 	o.override_speed = HWT_MISALIGNED_FAST;
 	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	o.override_speed = 0;
+	o.vector_override_speed = HWT_MISALIGNED_FAST;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	o.vector_override_speed = 0;
+	o.flags = HWT_MISALIGNED_NO_VECTOR;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	rm_tree(d);
+}
+
+TEST_TIMEOUT(system_folder_is_readable_whatever_the_umask, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r;
+	char *d = tmpdir(), sub[512];
+	struct stat st;
+	mode_t old;
+
+	snprintf(sub, sizeof(sub), "%s/run", d);
+	o.runtime_dir = sub;
+	old = umask(077);
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	umask(old);
+	hwt_misaligned_report_free(&r);
+	ASSERT_EQ(stat(sub, &st), 0);
+	ASSERT_EQ(st.st_mode & 07777, 0755);
 	rm_tree(d);
 }
 
