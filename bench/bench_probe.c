@@ -7,7 +7,11 @@
  *   - wall time of a whole probe, parallel against serial, interleaved
  *     (P S P S ...) so both see the same machine state;
  *   - verdict stability: how many of N consecutive default-budget runs give
- *     the same per-CPU verdicts and the same summary.
+ *     the same per-CPU verdicts and the same summary, scalar and vector
+ *     (every vector unit: "vector" and, on x86_64, "avx2");
+ *   - the vector probe's and the split penalties' share of the per-CPU time
+ *     (per_cpu_probe_ns includes both), and the last run's per-CPU vector
+ *     and split results.
  *
  * Never run by make check.  Uses only the public API; the cache is off.
  *
@@ -64,8 +68,24 @@ static void print_series(struct json *j, const char *name, struct series *s)
 	json_close(j);
 }
 
+static void print_vector(struct json *j, const char *name, const struct hwt_misaligned_vector *v)
+{
+	json_key(j, name);
+	json_obj(j);
+	json_key(j, "unit");
+	if (v->unit)
+		json_str(j, v->unit);
+	else
+		json_str(j, "none");
+	json_key(j, "speed"), json_str(j, hwt_misaligned_speed_name(v->speed));
+	json_key(j, "ratio"), json_fixed(j, v->ratio_x100 / 100.0, 2);
+	json_key(j, "word_ns"), json_u64(j, v->word_ns);
+	json_key(j, "byte_ns"), json_u64(j, v->byte_ns);
+	json_close(j);
+}
+
 struct phase {
-	struct series wall, per_cpu, samples;
+	struct series wall, per_cpu, samples, vector, split;
 };
 
 static void run(unsigned flags, unsigned budget_us, struct phase *ph,
@@ -86,6 +106,8 @@ static void run(unsigned flags, unsigned budget_us, struct phase *ph,
 			continue;
 		add(&ph->per_cpu, r.cpu[i].probe_ns);
 		add(&ph->samples, r.cpu[i].samples);
+		add(&ph->vector, r.cpu[i].vector_ns);
+		add(&ph->split, r.cpu[i].split_ns);
 	}
 	if (keep)
 		*keep = r;
@@ -100,6 +122,11 @@ int main(int argc, char **argv)
 	unsigned summary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
 	enum hwt_misaligned_speed *first_speed = NULL, first_summary = HWT_MISALIGNED_UNKNOWN;
 	unsigned same_cpus = 0, same_summary = 0, ncpus = 0;
+	unsigned same_vcpus = 0, same_vsummary = 0;
+	unsigned vsummary_count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 };
+	enum hwt_misaligned_speed *first_vspeed = NULL, first_vsummary = HWT_MISALIGNED_UNKNOWN;
+	enum hwt_misaligned_speed first_asummary = HWT_MISALIGNED_UNKNOWN;
+	struct hwt_misaligned_report last = { 0 };
 	struct json j;
 
 	cli_prog = "bench_probe";
@@ -129,24 +156,41 @@ int main(int argc, char **argv)
 	 * serial runs are interleaved with the first of them. */
 	for (unsigned i = 0; i < runs; i++) {
 		struct hwt_misaligned_report r;
-		bool same = true;
+		bool same = true, vsame = true;
 
 		run(0, budget_us, &par, &r);
 		if (!first_speed) {
 			ncpus = r.n;
 			first_speed = calloc(r.n ? r.n : 1, sizeof(*first_speed));
-			if (!first_speed)
+			first_vspeed = calloc(r.n ? 2 * r.n : 1, sizeof(*first_vspeed));
+			if (!first_speed || !first_vspeed)
 				return 1;
-			for (unsigned k = 0; k < r.n; k++)
+			for (unsigned k = 0; k < r.n; k++) {
 				first_speed[k] = r.cpu[k].speed;
+				first_vspeed[2 * k] = r.cpu[k].vector.speed;
+				first_vspeed[2 * k + 1] = r.cpu[k].avx2.speed;
+			}
 			first_summary = r.summary;
+			first_vsummary = r.vector_summary;
+			first_asummary = r.avx2_summary;
 		}
-		for (unsigned k = 0; k < r.n && k < ncpus; k++)
+		for (unsigned k = 0; k < r.n && k < ncpus; k++) {
 			same &= r.cpu[k].speed == first_speed[k];
+			vsame &= r.cpu[k].vector.speed == first_vspeed[2 * k] &&
+				 r.cpu[k].avx2.speed == first_vspeed[2 * k + 1];
+		}
 		same_cpus += same && r.n == ncpus;
 		same_summary += r.summary == first_summary;
 		summary_count[r.summary]++;
-		hwt_misaligned_report_free(&r);
+		same_vcpus += vsame && r.n == ncpus;
+		same_vsummary += r.vector_summary == first_vsummary && r.avx2_summary == first_asummary;
+		vsummary_count[r.vector_summary]++;
+		if (i + 1 == runs) {
+			hwt_misaligned_report_free(&last);
+			last = r;
+		} else {
+			hwt_misaligned_report_free(&r);
+		}
 		if (i < serial_runs)
 			run(HWT_MISALIGNED_SERIAL, budget_us, &ser, NULL);
 	}
@@ -167,6 +211,8 @@ int main(int argc, char **argv)
 	json_obj(&j);
 	print_series(&j, "per_cpu_probe_ns", &par.per_cpu);
 	print_series(&j, "per_cpu_samples", &par.samples);
+	print_series(&j, "per_cpu_vector_ns", &par.vector);
+	print_series(&j, "per_cpu_split_ns", &par.split);
 	print_series(&j, "parallel_wall_ns", &par.wall);
 	print_series(&j, "serial_wall_ns", &ser.wall);
 	print_series(&j, "serial_per_cpu_probe_ns", &ser.per_cpu);
@@ -191,11 +237,52 @@ int main(int argc, char **argv)
 		if (summary_count[k])
 			json_key(&j, hwt_misaligned_speed_name(k)), json_u64(&j, summary_count[k]);
 	json_close(&j);
+	json_key(&j, "same_vector_verdicts"), json_u64(&j, same_vcpus);
+	json_key(&j, "same_vector_summary"), json_u64(&j, same_vsummary);
+	json_key(&j, "first_vector_summary"), json_str(&j, hwt_misaligned_speed_name(first_vsummary));
+	json_key(&j, "first_avx2_summary"), json_str(&j, hwt_misaligned_speed_name(first_asummary));
+	json_key(&j, "vector_summaries");
+	json_obj(&j);
+	for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
+		if (vsummary_count[k])
+			json_key(&j, hwt_misaligned_speed_name(k)), json_u64(&j, vsummary_count[k]);
+	json_close(&j);
+	json_close(&j);
+	/* the last default-budget run, per CPU */
+	json_nl(&j, "  ");
+	json_key(&j, "last_run");
+	json_arr(&j);
+	for (unsigned k = 0; k < last.n; k++) {
+		const struct hwt_misaligned_cpu *c = &last.cpu[k];
+
+		json_nl(&j, "    ");
+		json_obj(&j);
+		json_key(&j, "cpu"), json_int(&j, c->cpu);
+		json_key(&j, "speed"), json_str(&j, hwt_misaligned_speed_name(c->speed));
+		json_key(&j, "ratio"), json_fixed(&j, c->ratio_x100 / 100.0, 2);
+		json_key(&j, "probe_ns"), json_u64(&j, c->probe_ns);
+		print_vector(&j, "vector", &c->vector);
+		print_vector(&j, "avx2", &c->avx2);
+		json_key(&j, "split");
+		json_obj(&j);
+		json_key(&j, "line_load"), json_fixed(&j, c->split.line_load / 100.0, 2);
+		json_key(&j, "line_store"), json_fixed(&j, c->split.line_store / 100.0, 2);
+		json_key(&j, "page_load"), json_fixed(&j, c->split.page_load / 100.0, 2);
+		json_key(&j, "page_store"), json_fixed(&j, c->split.page_store / 100.0, 2);
+		json_key(&j, "aligned_load_ps"), json_u64(&j, c->split.aligned_load_ps);
+		json_key(&j, "aligned_store_ps"), json_u64(&j, c->split.aligned_store_ps);
+		json_close(&j);
+		json_close(&j);
+	}
 	json_close(&j);
 	json_close(&j);
 	json_close(&j);
 	json_end(&j);
 	free(first_speed);
+	free(first_vspeed);
+	hwt_misaligned_report_free(&last);
+	free(par.vector.v), free(par.split.v), free(ser.vector.v), free(ser.split.v);
+	free(kpar.vector.v), free(kpar.split.v), free(kser.vector.v), free(kser.split.v);
 	free(par.wall.v), free(par.per_cpu.v), free(par.samples.v);
 	free(ser.wall.v), free(ser.per_cpu.v), free(ser.samples.v);
 	free(kpar.wall.v), free(kpar.per_cpu.v), free(kpar.samples.v);

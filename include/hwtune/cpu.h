@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hwtune/api.h"
 
@@ -71,6 +72,60 @@ typedef void (*hwt_cpu_run_fn)(int cpu, void *arg);
  */
 HWT_API int hwt_cpu_on_each(const struct hwt_cpus *set, enum hwt_cpu_run_mode mode, hwt_cpu_run_fn fn,
 			    void *arg, int *status);
+
+/*
+ * What kind of core a CPU is, from files under root (NULL: the real /sys
+ * and /proc; tests pass a fake tree holding sys/... and proc/...):
+ *   arm64  <root>/sys/devices/system/cpu/cpuN/regs/identification/midr_el1
+ *          (hex), else the "CPU implementer/variant/part/revision" lines of
+ *          <root>/proc/cpuinfo;
+ *   riscv  the mvendorid/marchid/mimpid lines of /proc/cpuinfo's
+ *          "processor : N" block;
+ *   x86    the hybrid core type: N in <root>/sys/devices/cpu_core/cpus
+ *          ("core") or <root>/sys/devices/cpu_atom/cpus ("atom"), else,
+ *          with the real root only and for a thread pinned to N alone,
+ *          CPUID leaf 0x1A; plus vendor_id, cpu family and model.
+ * The model name (x86 "model name", riscv "uarch" or "model name") is kept
+ * when present.
+ */
+enum hwt_cpu_kind {
+	HWT_CPU_KIND_UNKNOWN = 0, /* nothing found: core is "unknown" */
+	HWT_CPU_KIND_ARM = 1,
+	HWT_CPU_KIND_RISCV = 2,
+	HWT_CPU_KIND_X86 = 3,
+};
+
+/* hwt_cpu_ident.x86_type: CPUID.1A EAX[31:24] values; 0 not hybrid/unknown. */
+#define HWT_CPU_X86_ATOM 0x20u
+#define HWT_CPU_X86_CORE 0x40u
+
+struct hwt_cpu_ident {
+	int cpu;
+	enum hwt_cpu_kind kind;
+	uint32_t midr;       /* arm: implementer [31:24], variant [23:20], part [15:4],
+			        revision [3:0] */
+	uint64_t mvendorid;  /* riscv */
+	uint64_t marchid;
+	uint64_t mimpid;
+	unsigned x86_type;   /* HWT_CPU_X86_ATOM, HWT_CPU_X86_CORE or 0 */
+	unsigned x86_family; /* x86: cpuinfo's "cpu family" and "model" */
+	unsigned x86_model;
+	char vendor[16];     /* x86 vendor_id, else "" */
+	char model[64];      /* model name if the system gives one, else "" */
+	/* Printable: "arm 0x41 part 0xd05 r2p0", "riscv mvendorid 0x710 marchid
+	 * 0x8000000058000001 mimpid 0x0", "x86 core", "x86 atom", "x86", or
+	 * "unknown"; followed by " (<model>)" when a model name is known. */
+	char core[160];
+};
+
+/* Identity of cpu (0, or -EINVAL for a bad cpu, -ENOMEM).  Missing or
+ * unreadable files are not an error: they give kind UNKNOWN, core "unknown". */
+HWT_API int hwt_cpu_identity(const char *root, int cpu, struct hwt_cpu_ident *out);
+/* The same for each CPU of set into out[set->n], reading /proc/cpuinfo once. */
+HWT_API int hwt_cpu_identities(const char *root, const struct hwt_cpus *set,
+			       struct hwt_cpu_ident *out);
+/* Same kind of core: every field but cpu (and the derived core string). */
+HWT_API bool hwt_cpu_ident_equal(const struct hwt_cpu_ident *a, const struct hwt_cpu_ident *b);
 
 HWT_END_DECLS
 

@@ -11,7 +11,7 @@
  *           hwt_misaligned_report_free(&r);
  *   }
  *
- * or, once per process, cached and thread-safe:  hwt_misaligned_speed().
+ * or, for the calling thread's CPUs, cached and thread-safe:  hwt_misaligned_speed().
  */
 #ifndef HWTUNE_MISALIGNED_H
 #define HWTUNE_MISALIGNED_H
@@ -25,7 +25,10 @@
 
 HWT_BEGIN_DECLS
 
-/* Values of riscv_hwprobe's MISALIGNED_SCALAR_PERF key (9). */
+/* Values of riscv_hwprobe's MISALIGNED_SCALAR_PERF key (9).  The vector
+ * results use the same values as MISALIGNED_VECTOR_PERF (10): UNKNOWN,
+ * SLOW, FAST or UNSUPPORTED, never EMULATED (no kernel emulates vector
+ * accesses). */
 enum hwt_misaligned_speed {
 	HWT_MISALIGNED_UNKNOWN = 0,
 	HWT_MISALIGNED_EMULATED = 1,    /* the kernel traps and emulates each access */
@@ -38,6 +41,7 @@ enum hwt_misaligned_source {
 	HWT_MISALIGNED_MEASURED = 0,
 	HWT_MISALIGNED_FROM_OVERRIDE = 1,
 	HWT_MISALIGNED_FROM_CACHE = 2,
+	HWT_MISALIGNED_FROM_SYSTEM = 3, /* the system-wide result file (hwtune probe --system) */
 };
 
 /* The kernel probe's defaults and the default budget of this one. */
@@ -50,10 +54,13 @@ enum hwt_misaligned_source {
 /* hwt_misaligned_opts.flags */
 #define HWT_MISALIGNED_SERIAL 0x01u        /* one CPU after another */
 #define HWT_MISALIGNED_KERNEL_WINDOW 0x02u /* words 8 ms then bytes 8 ms, one copy per
-					      sample, no early stop (kernel-compatible) */
+					      sample, no early stop (kernel-compatible);
+					      each vector unit the same */
 #define HWT_MISALIGNED_SMT_APART 0x04u     /* SMT siblings in separate waves */
 #define HWT_MISALIGNED_NO_CACHE 0x08u      /* neither read nor write the cache */
 #define HWT_MISALIGNED_REFRESH 0x10u       /* measure even if cached; update the cache */
+#define HWT_MISALIGNED_NO_VECTOR 0x20u     /* neither vector nor split measurements: the
+					      scalar probe alone (vector results UNKNOWN) */
 
 /* A zeroed struct (or NULL) means: parallel, default budget, cache on. */
 struct hwt_misaligned_opts {
@@ -63,6 +70,16 @@ struct hwt_misaligned_opts {
 						   * UNKNOWN (0) = none */
 	const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/hwtune, else ~/.cache/hwtune */
 	const char *sysfs_root; /* NULL: /sys/devices/system/cpu (SMT siblings) */
+	enum hwt_misaligned_speed vector_override_speed; /* SLOW, FAST or UNSUPPORTED:
+						   * every vector result of every CPU
+						   * set so, no vector probing (the
+						   * kernel's unaligned_vector_speed=);
+						   * UNKNOWN (0) = none */
+	/* Prefix of /sys and /proc for CPU identities, online CPUs and the boot
+	 * id (hwt_misaligned_self, _system_*); NULL: the real ones.  sysfs_root
+	 * keeps its meaning for the probe itself. */
+	const char *root;
+	const char *runtime_dir; /* NULL: $HWTUNE_RUNTIME_DIR, else HWT_MISALIGNED_RUNTIME_DIR */
 };
 
 /* hwt_misaligned_cpu.notes */
@@ -75,6 +92,53 @@ struct hwt_misaligned_opts {
 #define HWT_MISALIGNED_NOTE_BUDGET 0x20u    /* stopped by the budget, not by a stable minimum */
 #define HWT_MISALIGNED_NOTE_BAD_COPY 0x40u  /* a copy loop did not copy: verdict UNKNOWN */
 #define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (no signal guard) */
+/* hwt_misaligned_vector.notes (besides COARSE, MARGINAL, BUDGET, BAD_COPY) */
+#define HWT_MISALIGNED_NOTE_NO_LOOP 0x100u  /* no vector loop in this build (generic C
+					       layer, NO_ASM=1): UNKNOWN */
+#define HWT_MISALIGNED_NOTE_NO_UNIT 0x200u  /* the CPU (or the OS) has no such vector
+					       unit: UNSUPPORTED, as hwprobe says */
+#define HWT_MISALIGNED_NOTE_SKIPPED 0x400u  /* not measured: the scalar access faults or
+					       traps, or HWT_MISALIGNED_NO_VECTOR */
+
+/*
+ * The vector probe of one CPU and one vector unit: the scalar probe's copy
+ * (same buffer, offsets and size) with the widest vector elements against
+ * the same copy with byte elements, classified the same way (word < byte:
+ * FAST).  Units: "sse2" (movdqu, 16 B) and "avx2" (vmovdqu, 32 B) on x86_64,
+ * whose byte side is the scalar byte copy (x86 has no byte-element vector
+ * access); "neon" on aarch64 (ld1/st1 of 8 .2d elements against 8 .8b
+ * elements); "rvv" on riscv64 (vle64/vse64 against vle8/vse8, vl = 8).
+ */
+struct hwt_misaligned_vector {
+	enum hwt_misaligned_speed speed; /* UNKNOWN, SLOW, FAST or UNSUPPORTED */
+	unsigned ratio_x100; /* byte_ns * 100 / word_ns (ticks, as the scalar one); 0 unmeasured */
+	uint64_t word_ns;    /* fastest wide-element copy of HWT_MISALIGNED_COPY_SIZE bytes */
+	uint64_t byte_ns;    /* fastest byte-element copy of the same bytes */
+	unsigned samples;    /* word/byte sample pairs */
+	int fault_signal;    /* SIGBUS/SIGSEGV/SIGILL a misaligned vector access raised
+				(speed UNSUPPORTED), else 0 */
+	int hwprobe;         /* riscv_hwprobe MISALIGNED_VECTOR_PERF for this CPU (main unit
+				only), or a negative errno (-ENOSYS: not riscv or no call) */
+	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
+	const char *unit;    /* static name ("sse2", "avx2", "neon", "rvv"); NULL: none
+				in this build or architecture */
+};
+
+/*
+ * Split penalties of one CPU: the time of a word load (store) that crosses
+ * a cache line, and one that crosses a page, each as a ratio x100 to the
+ * same access at an aligned address (100: no penalty, 250: 2.5 times the
+ * aligned access).  Measured with 8-byte words at offsets line - 4 and
+ * page - 4, the line size from sysconf(_SC_LEVEL1_DCACHE_LINESIZE) or 64.
+ * Filled (> 0) on x86_64, aarch64 and riscv64 whenever the scalar access
+ * neither faults nor traps; 0 means not measured.
+ */
+struct hwt_misaligned_split {
+	unsigned line_load, line_store;  /* ratio x100 to the aligned access */
+	unsigned page_load, page_store;
+	uint64_t aligned_load_ps, aligned_store_ps; /* one aligned access, picoseconds */
+	unsigned line_bytes, page_bytes; /* the sizes used */
+};
 
 struct hwt_misaligned_cpu {
 	int cpu;
@@ -96,6 +160,14 @@ struct hwt_misaligned_cpu {
 				(-ENOSYS: not riscv, or kernel/emulator without it) */
 	long preempted;      /* involuntary context switches during the probe */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
+	/* Added for the vector probe (probe_ns includes their time): */
+	struct hwt_misaligned_vector vector; /* the architecture's vector unit */
+	struct hwt_misaligned_vector avx2;   /* x86_64 AVX2 (vector is SSE2); elsewhere
+						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
+	enum hwt_misaligned_source vector_source; /* MEASURED, FROM_OVERRIDE, FROM_CACHE */
+	uint64_t vector_ns;  /* time spent on the vector units (of probe_ns) */
+	struct hwt_misaligned_split split;
+	uint64_t split_ns;   /* time spent on the split penalties (of probe_ns) */
 };
 
 struct hwt_misaligned_report {
@@ -117,6 +189,10 @@ struct hwt_misaligned_report {
 			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
+	enum hwt_misaligned_speed vector_summary; /* the set rule over cpu[].vector.speed */
+	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
+	int system_status;  /* hwt_misaligned_self: 0 the system file was used or not
+			     * asked for, else why it was ignored (-ENOENT none, ...) */
 };
 
 /*
@@ -133,6 +209,11 @@ HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r);
  * any difference (or none) gives UNKNOWN.  -EINVAL: cpu NULL with n > 0. */
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n);
 
+/* The same rule over cpu[i].vector.speed (wide false) or cpu[i].avx2.speed
+ * (wide true). */
+HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					  bool wide);
+
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */
 HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
 /* The kernel's unaligned_scalar_speed= words: "slow", "fast", "unsupported"
@@ -142,6 +223,43 @@ HWT_API int hwt_misaligned_parse_speed(const char *word);
  * otherwise, the empty string included as for HWTUNE_DISABLE_MSIPOLLING
  * (then *bad, if non-NULL, points at the bad word). */
 HWT_API int hwt_misaligned_env_override(const char **bad);
+/* The same for HWTUNE_UNALIGNED_VECTOR_SPEED (the kernel's
+ * unaligned_vector_speed=; same words), for opts.vector_override_speed. */
+HWT_API int hwt_misaligned_env_vector_override(const char **bad);
+
+/* --- groups of alike CPUs --------------------------------------------------- */
+
+/* CPUs that share a core identity (hwt_cpu_ident_equal) and the verdicts. */
+struct hwt_misaligned_group {
+	struct hwt_cpus cpus;              /* ascending; hwt_cpus_format gives "0-3" */
+	struct hwt_cpu_ident ident;        /* of the first CPU; ident.core is printable */
+	enum hwt_misaligned_speed speed;   /* scalar verdict of every CPU of the group */
+	enum hwt_misaligned_speed vector_speed; /* cpu[].vector.speed of every CPU */
+	unsigned ratio_min_x100;           /* over the group's CPUs with a ratio; 0 if none */
+	unsigned ratio_max_x100;
+};
+
+/* Group the CPUs of r (identities read under root, NULL: real) into *out
+ * (*n groups, ordered by first CPU; free with hwt_misaligned_groups_free).
+ * A CPU that was not probed (status < 0) groups with speed UNKNOWN. */
+HWT_API int hwt_misaligned_groups(const struct hwt_misaligned_report *r, const char *root,
+				  struct hwt_misaligned_group **out, unsigned *n);
+HWT_API void hwt_misaligned_groups_free(struct hwt_misaligned_group *g, unsigned n);
+
+/* "Which CPUs?": the CPUs of r whose verdict of kind is s (a CPU not probed
+ * counts as UNKNOWN), into out.  Returns their number or a negative errno
+ * (-EINVAL: bad kind or speed).  VECTOR is cpu[].vector.speed (the
+ * architecture's vector unit: SSE2, NEON or RVV). */
+enum hwt_misaligned_kind {
+	HWT_MISALIGNED_SCALAR = 0,
+	HWT_MISALIGNED_VECTOR = 1,
+};
+HWT_API int hwt_misaligned_cpus_with(const struct hwt_misaligned_report *r, int kind,
+				     enum hwt_misaligned_speed s, struct hwt_cpus *out);
+
+/* --- one result for the whole system ------------------------------------------ */
+
+#define HWT_MISALIGNED_RUNTIME_DIR "/run/hwtune"
 
 /* riscv_hwprobe keys of the kernel's own misaligned-speed answers. */
 #define HWT_HWPROBE_MISALIGNED_SCALAR_PERF 9
@@ -157,9 +275,56 @@ HWT_API int hwt_misaligned_env_override(const char **bad);
 HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 
 /*
- * The summary for the process's allowed CPUs, computed once per process
- * (thread-safe) with the environment override and the on-disk cache.
- * Returns a speed (0..4) or a negative errno.
+ * Write r's known verdicts as the system's result: <dir>/misaligned-<arch>.result
+ * (dir NULL: $HWTUNE_RUNTIME_DIR if set, which must be absolute (relative:
+ * -EINVAL), else HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644, atomically (a temporary file in dir,
+ * fsync, rename, fsync of dir), keyed by boot id, kernel release, the CPU
+ * identities and the library version.  -EINVAL for an override's report,
+ * scalar or vector (not a measurement), or one with no CPU the file keeps
+ * (a known scalar verdict and known vector results): a good file is never
+ * replaced by an empty one.
+ */
+HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
+/*
+ * Read the system's result into out (source FROM_SYSTEM, ascending CPUs).
+ * Anything not trusted is ignored with a reason: -ENOENT no file, -EPERM
+ * not a regular file, a symlink, not owned by root, or group/world
+ * writable; -EBADMSG corrupt; -ESTALE another boot, kernel, CPU identity or
+ * library version.  root as in hwt_misaligned_opts (NULL: real).
+ */
+HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
+				       struct hwt_misaligned_report *out);
+/*
+ * What `hwtune probe --system` does: probe every online CPU the calling
+ * thread may use (fresh: neither the user cache nor the system file is
+ * read), then write the system file.  opts as for hwt_misaligned_probe (an
+ * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
+ * whole measurement; runtime_dir and root are honoured).  out gets the report even when only the write failed: then
+ * the write's error is returned and out must still be freed; on other
+ * errors out is empty.
+ */
+HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
+					struct hwt_misaligned_report *out);
+
+/*
+ * The report for the calling thread's allowed CPUs (sched_getaffinity) in
+ * the one-call order: an override (opts, else HWTUNE_UNALIGNED_SCALAR_SPEED
+ * and HWTUNE_UNALIGNED_VECTOR_SPEED; either one means hwt_misaligned_probe
+ * with it, no file read), else per CPU the system file, then the user cache,
+ * then a probe (opts as for hwt_misaligned_probe;
+ * NULL: defaults).  source is FROM_SYSTEM when every CPU came from the
+ * system file.  cache_status tells why the user cache was ignored.
+ */
+HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
+				struct hwt_misaligned_report *out);
+
+/*
+ * hwprobe's set rule over the calling thread's allowed CPUs, at each call:
+ * a thread confined to some CPUs gets the answer for those CPUs only.  Each
+ * CPU's verdict is found once per process (system file, user cache, probe,
+ * as hwt_misaligned_self) and remembered; HWTUNE_UNALIGNED_SCALAR_SPEED is
+ * read once.  Thread-safe.  Returns a speed (0..4) or a negative errno.
+ * (Earlier builds answered once per process, for the first caller's CPUs.)
  */
 HWT_API int hwt_misaligned_speed(void);
 

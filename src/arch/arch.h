@@ -24,6 +24,16 @@
  *                                     iteration (len truncated to 8 words), and
  *                                     8 byte loads then 8 byte stores (len
  *                                     truncated to 8)
+ *   int hwt__vec_get(kind, &loops)    the vector probe's loops for a vector unit
+ *                                     (see below): 1 the unit is there, 0 it is
+ *                                     not, -1 only running loops.touch under a
+ *                                     signal guard can tell (SIGILL: absent),
+ *                                     -ENODEV the architecture has no such unit,
+ *                                     -ENOSYS this build has no vector loops
+ *   hwt__split_loads(p, n), hwt__split_stores(p, n)
+ *                                     n word loads (stores) all at address p,
+ *                                     8 per iteration, n truncated to 8; the
+ *                                     stores write back the word found at p
  *   HWT_ARCH_NAME, HWT_WORD_BYTES
  *
  * Each src/arch/<arch>/arch_impl.h defines what it overrides and sets the
@@ -33,6 +43,7 @@
 #ifndef HWT_ARCH_H
 #define HWT_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +63,27 @@
 
 void hwt__copy_words_unaligned(void *dst, const void *src, size_t len);
 void hwt__copy_bytes_unaligned(void *dst, const void *src, size_t len);
+
+/*
+ * Vector units.  HWT__VEC_MAIN: the architecture's vector unit (x86_64
+ * SSE2, aarch64 Advanced SIMD, riscv64 RVV); HWT__VEC_WIDE: a wider one
+ * reported apart (x86_64 AVX2 only).  words copies 64 bytes per iteration
+ * with the widest elements, bytes the same data with byte elements (x86 has
+ * no byte-element vector access: there it is hwt__copy_bytes_unaligned);
+ * both truncate len like the scalar loops (words to 64, bytes to 8).
+ */
+enum { HWT__VEC_MAIN = 0, HWT__VEC_WIDE = 1, HWT__VEC_KINDS = 2 };
+
+struct hwt__vec_loops {
+	const char *name; /* "sse2", "avx2", "neon", "rvv" */
+	void (*words)(void *dst, const void *src, size_t len);
+	void (*bytes)(void *dst, const void *src, size_t len);
+	void (*touch)(void); /* one instruction of the unit; NULL if never needed */
+};
+
+int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out);
+
+void hwt__split_loads(const void *p, size_t n);
+void hwt__split_stores(void *p, size_t n);
 
 #endif

@@ -11,6 +11,12 @@ int hwt__hwprobe_scalar(int cpu)
 	return -ENOSYS;
 }
 
+int hwt__hwprobe_vector(int cpu)
+{
+	(void)cpu;
+	return -ENOSYS;
+}
+
 int hwt__hwprobe_key(int cpu, int64_t key, uint64_t *value)
 {
 	(void)cpu, (void)key, (void)value;

@@ -7,6 +7,9 @@
  *       0..4, or a negative errno.  -ENOSYS on other architectures (there
  *       the syscall number means something else) and on kernels or
  *       emulators without the call.
+ *   int hwt__hwprobe_vector(int cpu)
+ *       the same for MISALIGNED_VECTOR_PERF (key 10): 0, 2, 3 or 4;
+ *       -EOPNOTSUPP where the kernel predates the key.
  *
  *   int hwt__hwprobe_key(int cpu, int64_t key, uint64_t *value)
  *       riscv_hwprobe(key) for one CPU, or for all online CPUs when cpu is
@@ -19,6 +22,7 @@
 #include <stdint.h>
 
 int hwt__hwprobe_scalar(int cpu);
+int hwt__hwprobe_vector(int cpu);
 int hwt__hwprobe_key(int cpu, int64_t key, uint64_t *value);
 
 #endif

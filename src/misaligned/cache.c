@@ -2,17 +2,21 @@
 /*
  * Per-CPU probe results on disk.  One text file per architecture:
  *
- *   hwtune-misaligned-cache 1
+ *   hwtune-misaligned-cache 2
  *   boot_id <id>          \
  *   kernel <release>       | the key: any difference makes the file foreign
  *   model <hash>           |
  *   version <lib version> /
  *   cpu <n> <speed> <ratio_x100> <word_ns> <byte_ns> <word_med> <byte_med> <samples> <reps>
+ *       <vector: speed ratio_x100 word_ns byte_ns notes> <avx2: the same five>
+ *       <split: line_load line_store page_load page_store aligned_load_ps
+ *        aligned_store_ps line_bytes page_bytes>          (one line, 27 numbers)
  *   ...
  *   end <entries> <fnv1a-64 of everything above, hex>
  *
  * The trailer catches truncation and edits; a file that fails any check is
- * ignored and later replaced.  Writes go to a temporary file in the same
+ * ignored and later replaced.  Format 2 added the vector and split fields;
+ * a format 1 file fails the first line's check and is replaced.  Writes go to a temporary file in the same
  * directory, then rename(): readers see the old file or the new one.
  */
 #include "misaligned/misaligned.h"
@@ -31,7 +35,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define MAGIC "hwtune-misaligned-cache 1\n"
+#define MAGIC "hwtune-misaligned-cache 2\n"
 #define MAX_FILE (1u << 20)
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
@@ -233,6 +237,41 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	return true;
 }
 
+/* Fields of a cpu line and their largest values. */
+#define NFIELDS 27
+#define VEC_MAX HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX
+static const uint64_t field_max[NFIELDS] = {
+	HWT_CPU_ID_MAX, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX, UINT64_MAX, UINT64_MAX,
+	UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+	VEC_MAX, /* vector */ VEC_MAX, /* avx2 */
+	UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX,
+	UINT32_MAX, UINT32_MAX,
+};
+
+/* A vector result from its five fields; the unit's name comes from this
+ * build (the key's version and model guarantee the same one wrote it). */
+static void vector_from(struct hwt_misaligned_vector *v, unsigned kind, const uint64_t *f)
+{
+	struct hwt__vec_loops l = { NULL, NULL, NULL, NULL };
+
+	hwt__vec_get(kind, &l);
+	v->speed = (int)f[0];
+	v->ratio_x100 = (unsigned)f[1];
+	v->word_ns = f[2];
+	v->byte_ns = f[3];
+	v->notes = (unsigned)f[4];
+	v->unit = v->notes & (HWT_MISALIGNED_NOTE_NO_UNIT | HWT_MISALIGNED_NOTE_NO_LOOP) ? NULL : l.name;
+	v->hwprobe = -ENOSYS;
+}
+
+/* Worth keeping: a vector result is known, or can never be (no loop). */
+static bool vector_keep(const struct hwt_misaligned_vector *v)
+{
+	if (v->speed == HWT_MISALIGNED_UNKNOWN)
+		return (v->notes & HWT_MISALIGNED_NOTE_NO_LOOP) != 0;
+	return v->speed >= HWT_MISALIGNED_SLOW && v->speed <= HWT_MISALIGNED_UNSUPPORTED;
+}
+
 int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,
 		     struct hwt_misaligned_cpu **out, unsigned *nout)
 {
@@ -271,20 +310,22 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 		return -ESTALE;
 
 	while (p < trailer) {
-		uint64_t f[9];
-		const uint64_t max[9] = { HWT_CPU_ID_MAX, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX,
-					  UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-					  UINT32_MAX, UINT32_MAX };
+		uint64_t f[NFIELDS];
 		struct hwt_misaligned_cpu *c;
 
 		if (strncmp(p, "cpu ", 4))
 			goto bad;
 		p += 4;
-		for (int i = 0; i < 9; i++)
-			if (!num(&p, max[i], &f[i], i == 8 ? '\n' : ' '))
+		for (int i = 0; i < NFIELDS; i++)
+			if (!num(&p, field_max[i], &f[i], i == NFIELDS - 1 ? '\n' : ' '))
 				goto bad;
 		if (f[1] == HWT_MISALIGNED_UNKNOWN)
 			goto bad;
+		/* vector speeds: no EMULATED; UNKNOWN only if no loop exists */
+		for (int i = 9; i < 19; i += 5)
+			if (f[i] == HWT_MISALIGNED_EMULATED ||
+			    (f[i] == HWT_MISALIGNED_UNKNOWN && !(f[i + 4] & HWT_MISALIGNED_NOTE_NO_LOOP)))
+				goto bad;
 		if (seen[f[0] / 8] & (1u << (f[0] % 8)))
 			goto bad;
 		seen[f[0] / 8] |= (unsigned char)(1u << (f[0] % 8));
@@ -313,6 +354,17 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 		c->source = HWT_MISALIGNED_FROM_CACHE;
 		c->align_faults = -1;
 		c->hwprobe = -ENOSYS;
+		vector_from(&c->vector, HWT__VEC_MAIN, f + 9);
+		vector_from(&c->avx2, HWT__VEC_WIDE, f + 14);
+		c->vector_source = HWT_MISALIGNED_FROM_CACHE;
+		c->split.line_load = (unsigned)f[19];
+		c->split.line_store = (unsigned)f[20];
+		c->split.page_load = (unsigned)f[21];
+		c->split.page_store = (unsigned)f[22];
+		c->split.aligned_load_ps = f[23];
+		c->split.aligned_store_ps = f[24];
+		c->split.line_bytes = (unsigned)f[25];
+		c->split.page_bytes = (unsigned)f[26];
 	}
 	if (count != n)
 		goto bad;
@@ -400,6 +452,13 @@ __attribute__((format(printf, 2, 3))) static void put(struct sbuf *b, const char
 	b->len += (size_t)n;
 }
 
+bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c)
+{
+	return c->status == 0 && c->speed > HWT_MISALIGNED_UNKNOWN &&
+	       c->speed <= HWT_MISALIGNED_UNSUPPORTED && c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX &&
+	       vector_keep(&c->vector) && vector_keep(&c->avx2);
+}
+
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
 		      unsigned n, char **text, size_t *len)
 {
@@ -415,12 +474,21 @@ int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligne
 	for (unsigned i = 0; i < n; i++) {
 		const struct hwt_misaligned_cpu *c = &e[i];
 
-		if (c->speed <= HWT_MISALIGNED_UNKNOWN || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
-		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX)
+		if (!hwt__cache_keeps(c))
 			continue; /* UNKNOWN is worth another try next time */
-		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u\n",
+		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u",
 		    c->cpu, c->speed, c->ratio_x100, c->word_ns, c->byte_ns, c->word_median_ns,
 		    c->byte_median_ns, c->samples, c->reps);
+		for (int u = 0; u < 2; u++) {
+			const struct hwt_misaligned_vector *v = u ? &c->avx2 : &c->vector;
+
+			put(&b, " %d %u %" PRIu64 " %" PRIu64 " %u", v->speed, v->ratio_x100,
+			    v->word_ns, v->byte_ns, v->notes);
+		}
+		put(&b, " %u %u %u %u %" PRIu64 " %" PRIu64 " %u %u\n", c->split.line_load,
+		    c->split.line_store, c->split.page_load, c->split.page_store,
+		    c->split.aligned_load_ps, c->split.aligned_store_ps, c->split.line_bytes,
+		    c->split.page_bytes);
 		kept++;
 	}
 	if (!b.oom) {

@@ -34,19 +34,50 @@ HWT_API int hwt_misaligned_parse_speed(const char *word)
 	return -EINVAL;
 }
 
-HWT_API int hwt_misaligned_env_override(const char **bad)
+/* A speed variable: 0 unset, the speed, or -EINVAL.  Empty is a bad value,
+ * as HWTUNE_DISABLE_MSIPOLLING= is (and as the kernel refuses an empty
+ * unaligned_scalar_speed=). */
+static int env_speed(const char *name, const char **bad)
 {
-	const char *v = getenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	const char *v = getenv(name);
 	int s;
 
-	/* Empty is a bad value, as HWTUNE_DISABLE_MSIPOLLING= is (and as the
-	 * kernel refuses an empty unaligned_scalar_speed=). */
 	if (!v)
 		return 0;
 	s = hwt_misaligned_parse_speed(v);
 	if (s < 0 && bad)
 		*bad = v;
 	return s;
+}
+
+HWT_API int hwt_misaligned_env_override(const char **bad)
+{
+	return env_speed("HWTUNE_UNALIGNED_SCALAR_SPEED", bad);
+}
+
+HWT_API int hwt_misaligned_env_vector_override(const char **bad)
+{
+	return env_speed("HWTUNE_UNALIGNED_VECTOR_SPEED", bad);
+}
+
+HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					  bool wide)
+{
+	int first = -1;
+
+	if (!cpu && n)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		int s = wide ? (int)cpu[i].avx2.speed : (int)cpu[i].vector.speed;
+
+		if (cpu[i].status)
+			continue;
+		if (first < 0)
+			first = s;
+		else if (s != first)
+			return HWT_MISALIGNED_UNKNOWN;
+	}
+	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;
 }
 
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n)
@@ -103,4 +134,13 @@ void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verd
 		v->notes |= HWT_MISALIGNED_NOTE_FIRMWARE;
 	if (v->ratio_x100 >= HWT__MARGINAL_LO_X100 && v->ratio_x100 <= HWT__MARGINAL_HI_X100)
 		v->notes |= HWT_MISALIGNED_NOTE_MARGINAL;
+}
+
+void hwt__vector_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v)
+{
+	struct hwt__probe_obs o = *obs;
+
+	o.align_faults = 0;
+	hwt__misaligned_classify(&o, v);
+	v->notes &= ~(unsigned)(HWT_MISALIGNED_NOTE_FIRMWARE | HWT_MISALIGNED_NOTE_NO_PERF);
 }

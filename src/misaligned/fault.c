@@ -43,13 +43,22 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	unsigned i;
 
-	if (check_armed) {
+	/* Only a fault of this thread's own access ends a check: the kernel's
+	 * (si_code > 0) or the test hooks' raise() (SI_TKILL from this process).
+	 * A signal sent by someone else may land anywhere in the guarded
+	 * region, even inside malloc: it goes to the previous handler. */
+	if (check_armed && (si->si_code > 0 || (si->si_code == SI_TKILL && si->si_pid == getpid()))) {
 		check_armed = 0;
 		siglongjmp(check_jmp, sig);
 	}
 	for (i = 0; i < NGUARDED && guarded[i] != sig; i++)
 		;
 	if (i == NGUARDED)
+		return;
+	/* A sent signal the host ignores: ignore it here too, without putting
+	 * SIG_IGN back process-wide under other threads' armed checks. */
+	if (si->si_code <= 0 && !(guard_prev[i].sa_flags & SA_SIGINFO) &&
+	    guard_prev[i].sa_handler == SIG_IGN)
 		return;
 	if (guard_prev[i].sa_flags & SA_SIGINFO) {
 		guard_prev[i].sa_sigaction(sig, si, uc);
@@ -169,6 +178,34 @@ int hwt__fault_check(bool force_sigbus, bool count_faults, struct hwt__fault_res
 		if (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 			res->faults = (int64_t)(n > INT64_MAX ? INT64_MAX : n);
 		close(fd);
+	}
+	return 0;
+}
+
+int hwt__guarded_call(void (*fn)(void *), void *arg, int force_sig, int *sig)
+{
+	sigset_t mask;
+	int got;
+
+	*sig = 0;
+	pthread_mutex_lock(&guard_lock);
+	got = guard_users > 0;
+	pthread_mutex_unlock(&guard_lock);
+	if (!got)
+		return -EAGAIN;
+	sigemptyset(&mask);
+	for (unsigned i = 0; i < NGUARDED; i++)
+		sigaddset(&mask, guarded[i]);
+	pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	got = sigsetjmp(check_jmp, 1);
+	if (got == 0) {
+		check_armed = 1;
+		if (force_sig)
+			raise(force_sig); /* the test hook: same path as a real fault */
+		fn(arg);
+		check_armed = 0;
+	} else {
+		*sig = got;
 	}
 	return 0;
 }

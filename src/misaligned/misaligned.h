@@ -8,6 +8,8 @@
  *   measure.c   one CPU: fault check, then the timing loops (pinned thread)
  *   cache.c     per-CPU results on disk, keyed to this boot and machine
  *   probe.c     the public entry points: sets, waves, cache, override
+ *   groups.c    groups of alike CPUs, which CPUs have a verdict
+ *   system.c    the system-wide result file, the one-call answers
  */
 #ifndef HWT_MISALIGNED_INTERNAL_H
 #define HWT_MISALIGNED_INTERNAL_H
@@ -17,12 +19,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Test seam, not public: the fault check raises SIGBUS instead of touching
  * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE.
  * Unit tests pass it in hwt_misaligned_opts.flags; the CLI tests set
  * HWTUNE_TEST_FORCE_SIGBUS=1, which hwt_misaligned_probe() honours. */
 #define HWT__MISALIGNED_FORCE_SIGBUS 0x100u
+/* Test seam, not public: every vector unit's probe takes a SIGBUS at its
+ * first access (the "vector access traps" path: UNSUPPORTED); implies
+ * NO_CACHE.  HWTUNE_TEST_FORCE_VECTOR_TRAP=1 sets it for the CLI tests. */
+#define HWT__MISALIGNED_FORCE_VECTOR_TRAP 0x200u
 
 /* --- classify.c ---------------------------------------------------------- */
 
@@ -56,6 +63,10 @@ struct hwt__verdict {
 #define HWT__MARGINAL_HI_X100 110u
 
 void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
+/* The vector rule: a signal gives UNSUPPORTED, else as the scalar one
+ * (align_faults is ignored: no kernel emulates vector accesses, so there is
+ * no EMULATED and no FIRMWARE or NO_PERF note). */
+void hwt__vector_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
 
 /* --- stats.c -------------------------------------------------------------- */
 
@@ -96,6 +107,11 @@ struct hwt__fault_result {
  * guard, counting kernel alignment faults if count_faults.  -EAGAIN outside
  * a guard. */
 int hwt__fault_check(bool force_sigbus, bool count_faults, struct hwt__fault_result *res);
+/* Call fn(arg) in the calling thread under the guard (raising force_sig
+ * first if non-zero): *sig is 0 if fn returned, else the guarded signal that
+ * cut it short.  fn must not hold locks or own memory when it may fault.
+ * -EAGAIN outside a guard. */
+int hwt__guarded_call(void (*fn)(void *), void *arg, int force_sig, int *sig);
 
 /* --- measure.c ------------------------------------------------------------ */
 
@@ -103,10 +119,16 @@ struct hwt__measure_cfg {
 	uint64_t budget_ns;
 	bool kernel_window;
 	bool force_sigbus;
+	bool scalar;            /* measure the scalar speed (false: it is overridden) */
+	bool vector;            /* measure the vector units and the split penalties */
+	bool force_vector_trap;
+	unsigned line_bytes;    /* cache line for the split probe (sysconf is slow
+				   in a guest: ~40 us, so asked once per call) */
 };
 
 /* Probe the CPU the calling thread is pinned to; fills everything in out
- * except cpu, source and wave. */
+ * except cpu, source and wave (and, when cfg->scalar is false, the scalar
+ * speed; when cfg->vector is false, the vector results). */
 void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
 			     struct hwt_misaligned_cpu *out);
 
@@ -136,9 +158,30 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
  * malloc'd, NUL-terminated, *len bytes; -ENOMEM), and what hwt__cache_load
  * makes of a file's len bytes (text[len] must be NUL): 0 with *out and *n
  * set, or an error with *out NULL and *n 0. */
+/* Whether the cache and system files keep this entry: a known scalar verdict
+ * and vector results that are known (or can never be: no loop). */
+bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c);
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
 		      unsigned n, char **text, size_t *len);
 int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,
+		     struct hwt_misaligned_cpu **out, unsigned *n);
+
+/* --- system.c ------------------------------------------------------------- */
+
+/* The system file's key: boot id (<root>/proc/sys/kernel/random/boot_id),
+ * kernel release (<root>/proc/sys/kernel/osrelease, else uname), a hash of
+ * the distinct identities of the online CPUs, the library version. */
+int hwt__system_key(const char *root, struct hwt__cache_key *k);
+/* <dir>/misaligned-<arch>.result; dir NULL: $HWTUNE_RUNTIME_DIR (absolute,
+ * else -EINVAL) or the default.  create: make dir (0755) if missing. */
+int hwt__system_path(const char *dir, bool create, char *buf, size_t len);
+/* Mode 0644, temporary file + fsync + rename + fsync of the folder. */
+int hwt__system_store(const char *path, const struct hwt__cache_key *k,
+		      const struct hwt_misaligned_cpu *e, unsigned n);
+/* Trusted only if a regular file (not a symlink) owned by owner, not
+ * group/world writable (-EPERM), intact (-EBADMSG) and of key k (-ESTALE).
+ * Entries have source FROM_SYSTEM. */
+int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
 		     struct hwt_misaligned_cpu **out, unsigned *n);
 
 #endif

@@ -7,17 +7,19 @@
  */
 #include "misaligned/misaligned.h"
 
+#include "arch/arch.h"
 #include "common/time.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KNOWN_FLAGS                                                                        \
 	(HWT_MISALIGNED_SERIAL | HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SMT_APART |  \
-	 HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT__MISALIGNED_FORCE_SIGBUS)
+	 HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT_MISALIGNED_NO_VECTOR |     \
+	 HWT__MISALIGNED_FORCE_SIGBUS | HWT__MISALIGNED_FORCE_VECTOR_TRAP)
 
 struct ctx {
 	struct hwt_misaligned_report *rep;
@@ -126,6 +128,30 @@ static void fill_from_cache(struct hwt_misaligned_report *r, const struct hwt_mi
 	}
 }
 
+static bool override_ok(enum hwt_misaligned_speed s)
+{
+	return s == HWT_MISALIGNED_UNKNOWN ||
+	       (s >= HWT_MISALIGNED_SLOW && s <= HWT_MISALIGNED_UNSUPPORTED);
+}
+
+/* As the kernel's unaligned_vector_speed=: every unit set so without
+ * probing, except a unit the architecture cannot have (AVX2 off x86). */
+static void set_vector_override(struct hwt_misaligned_vector *v, unsigned kind,
+				enum hwt_misaligned_speed speed)
+{
+	struct hwt__vec_loops l = { NULL, NULL, NULL, NULL };
+	int r = hwt__vec_get(kind, &l);
+
+	v->unit = l.name;
+	if (r == -ENODEV) {
+		v->speed = HWT_MISALIGNED_UNSUPPORTED;
+		v->notes = HWT_MISALIGNED_NOTE_NO_UNIT;
+		v->unit = NULL;
+		return;
+	}
+	v->speed = speed;
+}
+
 /* Old entries for CPUs outside this set, plus this set's known results. */
 static void update_cache(struct hwt_misaligned_report *r, const char *path,
 			 const struct hwt__cache_key *key, const struct hwt_misaligned_cpu *old,
@@ -158,6 +184,8 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	unsigned ncached = 0, nwaves = 1, ntodo = 0;
 	bool cache_on, measured = false, *todo = NULL;
 	const char *seam = getenv("HWTUNE_TEST_FORCE_SIGBUS");
+	const char *vseam = getenv("HWTUNE_TEST_FORCE_VECTOR_TRAP");
+	bool need_scalar, need_vector;
 	unsigned flags;
 	struct ctx c;
 	int ret;
@@ -167,12 +195,13 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 	memset(out, 0, sizeof(*out));
 	if (!opts)
 		opts = &defaults;
-	flags = opts->flags | (seam && *seam && strcmp(seam, "0") ? HWT__MISALIGNED_FORCE_SIGBUS : 0);
+	flags = opts->flags | (seam && *seam && strcmp(seam, "0") ? HWT__MISALIGNED_FORCE_SIGBUS : 0) |
+		(vseam && *vseam && strcmp(vseam, "0") ? HWT__MISALIGNED_FORCE_VECTOR_TRAP : 0);
 	if ((opts->flags & ~KNOWN_FLAGS) || opts->budget_us > HWT_MISALIGNED_MAX_BUDGET_US ||
-	    (opts->override_speed &&
-	     (opts->override_speed < HWT_MISALIGNED_SLOW ||
-	      opts->override_speed > HWT_MISALIGNED_UNSUPPORTED)))
+	    !override_ok(opts->override_speed) || !override_ok(opts->vector_override_speed))
 		return -EINVAL;
+	need_scalar = !opts->override_speed;
+	need_vector = !opts->vector_override_speed && !(flags & HWT_MISALIGNED_NO_VECTOR);
 	if (!set) {
 		ret = hwt_cpu_allowed(&own);
 		if (ret)
@@ -203,20 +232,35 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 		s->cpu = set->cpu[i];
 		s->align_faults = -1;
 		s->hwprobe = -ENOSYS;
-		todo[i] = true;
+		s->vector.hwprobe = -ENOSYS;
+		s->avx2.hwprobe = -ENOSYS;
+		todo[i] = need_scalar || need_vector;
 		if (opts->override_speed) {
 			s->speed = opts->override_speed;
 			s->source = HWT_MISALIGNED_FROM_OVERRIDE;
-			todo[i] = false;
+		}
+		if (opts->vector_override_speed) {
+			set_vector_override(&s->vector, HWT__VEC_MAIN, opts->vector_override_speed);
+			set_vector_override(&s->avx2, HWT__VEC_WIDE, opts->vector_override_speed);
+			s->vector_source = HWT_MISALIGNED_FROM_OVERRIDE;
+		} else if (!need_vector) {
+			s->vector.notes = s->avx2.notes = HWT_MISALIGNED_NOTE_SKIPPED;
 		}
 	}
-	if (opts->override_speed) {
+	if (opts->override_speed)
 		out->source = HWT_MISALIGNED_FROM_OVERRIDE;
+	/* Any override, or a partial probe, neither reads nor writes the
+	 * cache: its entries always hold measured scalar and vector results. */
+	if (opts->override_speed || !need_vector) {
 		out->cache_off = true;
-		goto done;
+		if (!need_scalar && !need_vector)
+			goto done;
+		cache_on = false;
+		goto probe;
 	}
 
-	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS));
+	cache_on = !(flags & (HWT_MISALIGNED_NO_CACHE | HWT__MISALIGNED_FORCE_SIGBUS |
+			      HWT__MISALIGNED_FORCE_VECTOR_TRAP));
 	if (cache_on) {
 		/* off for a reason (no boot id, no usable cache folder): say it */
 		ret = hwt__cache_key_current(&key);
@@ -236,6 +280,7 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 			fill_from_cache(out, cached, ncached, todo);
 	}
 
+probe:
 	for (unsigned i = 0; i < set->n; i++)
 		ntodo += todo[i];
 	if (ntodo) {
@@ -243,6 +288,15 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 		c.cfg.budget_ns = (uint64_t)out->budget_us * 1000;
 		c.cfg.kernel_window = out->kernel_window;
 		c.cfg.force_sigbus = flags & HWT__MISALIGNED_FORCE_SIGBUS;
+		c.cfg.scalar = need_scalar;
+		c.cfg.vector = need_vector;
+		c.cfg.force_vector_trap = flags & HWT__MISALIGNED_FORCE_VECTOR_TRAP;
+		c.cfg.line_bytes = 0;
+		if (need_vector) {
+			long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+
+			c.cfg.line_bytes = l > 0 && l <= 4096 ? (unsigned)l : 64;
+		}
 		if (out->smt_apart)
 			assign_waves(out, todo, opts->sysfs_root, &nwaves);
 		ret = hwt__fault_guard_enter();
@@ -254,11 +308,14 @@ HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_mi
 			goto fail;
 		measured = true;
 	}
-	out->source = measured ? HWT_MISALIGNED_MEASURED : HWT_MISALIGNED_FROM_CACHE;
+	if (!opts->override_speed)
+		out->source = measured ? HWT_MISALIGNED_MEASURED : HWT_MISALIGNED_FROM_CACHE;
 	if (cache_on && (measured || out->cache_status))
 		update_cache(out, path, &key, cached, ncached);
 done:
 	out->summary = hwt_misaligned_summary(out->cpu, out->n);
+	out->vector_summary = hwt_misaligned_vector_summary(out->cpu, out->n, false);
+	out->avx2_summary = hwt_misaligned_vector_summary(out->cpu, out->n, true);
 	free(cached);
 	free(todo);
 	hwt_cpus_free(&own);
@@ -279,32 +336,4 @@ HWT_API void hwt_misaligned_report_free(struct hwt_misaligned_report *r)
 	free(r->cpu);
 	r->cpu = NULL;
 	r->n = 0;
-}
-
-static pthread_once_t speed_once = PTHREAD_ONCE_INIT;
-static int speed_answer; /* written inside pthread_once, read after it */
-
-static void speed_init(void)
-{
-	struct hwt_misaligned_report r;
-	int s = hwt_misaligned_env_override(NULL);
-
-	if (s) {
-		speed_answer = s; /* a speed, or -EINVAL for a bad word */
-		return;
-	}
-	s = hwt_misaligned_probe(NULL, NULL, &r);
-	if (s) {
-		speed_answer = s;
-		return;
-	}
-	speed_answer = r.summary;
-	hwt_misaligned_report_free(&r);
-}
-
-HWT_API int hwt_misaligned_speed(void)
-{
-	int r = pthread_once(&speed_once, speed_init);
-
-	return r ? -r : speed_answer;
 }

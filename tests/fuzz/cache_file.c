@@ -33,7 +33,7 @@
 
 static const struct hwt__cache_key key = { "boot-1", "6.1.0-test", "00112233aabbccdd", "0.1.0" };
 
-#define HEAD "hwtune-misaligned-cache 1\nboot_id boot-1\nkernel 6.1.0-test\n" \
+#define HEAD "hwtune-misaligned-cache 2\nboot_id boot-1\nkernel 6.1.0-test\n" \
 	     "model 00112233aabbccdd\nversion 0.1.0\n"
 
 /* FNV-1a 64, as the file format names it. */
@@ -46,7 +46,7 @@ static uint64_t fnv1a64(const char *p, size_t n)
 	return h;
 }
 
-/* What load fills in besides the nine stored numbers. */
+/* What load fills in besides the 27 stored numbers. */
 static void check_entry(const struct hwt_misaligned_cpu *c)
 {
 	FUZZ_ASSERT(c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX, "cpu %d", c->cpu);
@@ -139,8 +139,33 @@ static void body_case(const uint8_t *data, size_t size)
 /*
  * Entries: per entry 1 flag byte, then cpu (flag bit 0: 4 raw bytes, else
  * 2 bytes), speed (1 byte, any int value), ratio (4), word/byte/median ns
- * (flag bit 1: 8 raw bytes each, else 2), samples and reps (4 each).
+ * (flag bit 1: 8 raw bytes each, else 2), samples and reps (4 each); then
+ * two vector results, each speed (1, any int), ratio (4), word/byte ns
+ * (wide), notes (2); then the split: four ratios (4 each), two aligned
+ * times (wide), line and page bytes (4 each).
  */
+static void take_vector(struct fuzz_in *in, unsigned wide, struct hwt_misaligned_vector *v)
+{
+	v->speed = (enum hwt_misaligned_speed)(int8_t)fuzz_take(in, 1);
+	v->ratio_x100 = (unsigned)fuzz_take(in, 4);
+	v->word_ns = fuzz_take(in, wide);
+	v->byte_ns = fuzz_take(in, wide);
+	v->notes = (unsigned)fuzz_take(in, 2);
+}
+
+/* The writer's rule for a vector result it keeps. */
+static bool vector_kept(const struct hwt_misaligned_vector *v)
+{
+	if (v->speed == HWT_MISALIGNED_UNKNOWN)
+		return v->notes & HWT_MISALIGNED_NOTE_NO_LOOP;
+	return v->speed >= HWT_MISALIGNED_SLOW && v->speed <= HWT_MISALIGNED_UNSUPPORTED;
+}
+
+static bool vector_same(const struct hwt_misaligned_vector *a, const struct hwt_misaligned_vector *b)
+{
+	return a->speed == b->speed && a->ratio_x100 == b->ratio_x100 && a->word_ns == b->word_ns &&
+	       a->byte_ns == b->byte_ns && a->notes == b->notes;
+}
 static void entries_case(const uint8_t *data, size_t size)
 {
 	enum { MAX_ENTRIES = 64 };
@@ -168,6 +193,16 @@ static void entries_case(const uint8_t *data, size_t size)
 		c->byte_median_ns = fuzz_take(&in, wide);
 		c->samples = (unsigned)fuzz_take(&in, 4);
 		c->reps = (unsigned)fuzz_take(&in, 4);
+		take_vector(&in, wide, &c->vector);
+		take_vector(&in, wide, &c->avx2);
+		c->split.line_load = (unsigned)fuzz_take(&in, 4);
+		c->split.line_store = (unsigned)fuzz_take(&in, 4);
+		c->split.page_load = (unsigned)fuzz_take(&in, 4);
+		c->split.page_store = (unsigned)fuzz_take(&in, 4);
+		c->split.aligned_load_ps = fuzz_take(&in, wide);
+		c->split.aligned_store_ps = fuzz_take(&in, wide);
+		c->split.line_bytes = (unsigned)fuzz_take(&in, 4);
+		c->split.page_bytes = (unsigned)fuzz_take(&in, 4);
 		c->probe_ns = flag; /* not stored: must not come back */
 		c->notes = flag;
 	}
@@ -175,7 +210,8 @@ static void entries_case(const uint8_t *data, size_t size)
 		const struct hwt_misaligned_cpu *c = &e[i];
 
 		if (c->speed < HWT_MISALIGNED_EMULATED || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
-		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX)
+		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX || !vector_kept(&c->vector) ||
+		    !vector_kept(&c->avx2))
 			continue; /* the writer skips these */
 		dup |= seen[c->cpu];
 		seen[c->cpu] = 1;
@@ -201,7 +237,10 @@ static void entries_case(const uint8_t *data, size_t size)
 					    a->byte_ns == b->byte_ns &&
 					    a->word_median_ns == b->word_median_ns &&
 					    a->byte_median_ns == b->byte_median_ns &&
-					    a->samples == b->samples && a->reps == b->reps,
+					    a->samples == b->samples && a->reps == b->reps &&
+					    vector_same(&a->vector, &b->vector) &&
+					    vector_same(&a->avx2, &b->avx2) &&
+					    !memcmp(&a->split, &b->split, sizeof(a->split)),
 				    "entry %u (cpu %d) read back different", i, a->cpu);
 		}
 	}

@@ -489,6 +489,13 @@ TEST(null_misaligned_summary)
 	ASSERT_EQ(hwt_misaligned_summary(NULL, 0), HWT_MISALIGNED_UNKNOWN); /* empty: never read */
 }
 
+TEST(null_misaligned_vector_summary)
+{
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 1, false), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 1, true), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 0, false), HWT_MISALIGNED_UNKNOWN);
+}
+
 TEST(null_misaligned_speed_name)
 {
 	ASSERT_TRUE(hwt_misaligned_speed_name((enum hwt_misaligned_speed)99) == NULL);
@@ -505,10 +512,101 @@ TEST(null_misaligned_env_override)
 	ASSERT_EQ(hwt_misaligned_env_override(NULL), 0); /* bad is optional */
 }
 
+TEST(null_misaligned_env_vector_override)
+{
+	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "turbo", 1);
+	ASSERT_EQ(hwt_misaligned_env_vector_override(NULL), -EINVAL); /* bad is optional */
+	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
+	ASSERT_EQ(hwt_misaligned_env_vector_override(NULL), 0);
+}
+
 TEST(null_misaligned_speed)
 {
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "fast", 1); /* no probing */
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_FAST); /* no pointer argument */
+}
+
+/* ---- identities, groups, the system file, the one-call answers ---------- */
+
+TEST(null_cpu_identity)
+{
+	struct hwt_cpu_ident id;
+
+	ASSERT_EQ(hwt_cpu_identity(NULL, 0, NULL), -EINVAL);
+	ASSERT_OK(hwt_cpu_identity(NULL, 0, &id)); /* root is optional */
+}
+
+TEST(null_cpu_identities)
+{
+	struct hwt_cpus s = HWT_CPUS_INIT;
+	struct hwt_cpu_ident id;
+
+	ASSERT_EQ(hwt_cpu_identities(NULL, NULL, &id), -EINVAL);
+	ASSERT_OK(hwt_cpu_identities(NULL, &s, NULL)); /* an empty set reads no array */
+	ASSERT_OK(hwt_cpus_add(&s, 0));
+	ASSERT_EQ(hwt_cpu_identities(NULL, &s, NULL), -EINVAL);
+	hwt_cpus_free(&s);
+}
+
+TEST(null_cpu_ident_equal)
+{
+	struct hwt_cpu_ident id;
+
+	ASSERT_OK(hwt_cpu_identity(NULL, 0, &id));
+	ASSERT_FALSE(hwt_cpu_ident_equal(NULL, &id));
+	ASSERT_FALSE(hwt_cpu_ident_equal(&id, NULL));
+	ASSERT_TRUE(hwt_cpu_ident_equal(&id, &id));
+}
+
+TEST(null_misaligned_groups)
+{
+	struct hwt_misaligned_report r = { 0 };
+	struct hwt_misaligned_group *g = (void *)&r;
+	unsigned n = 7;
+
+	ASSERT_EQ(hwt_misaligned_groups(NULL, NULL, &g, &n), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_groups(&r, NULL, NULL, &n), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_groups(&r, NULL, &g, NULL), -EINVAL);
+	ASSERT_TRUE(g == (void *)&r && n == 7); /* nothing written */
+	ASSERT_OK(hwt_misaligned_groups(&r, NULL, &g, &n)); /* root optional, no CPUs */
+	ASSERT_EQ(n, 0);
+	hwt_misaligned_groups_free(g, n);
+}
+
+TEST(null_misaligned_groups_free)
+{
+	hwt_misaligned_groups_free(NULL, 3);
+}
+
+TEST(null_misaligned_cpus_with)
+{
+	struct hwt_misaligned_report r = { 0 };
+	struct hwt_cpus s = HWT_CPUS_INIT;
+
+	ASSERT_EQ(hwt_misaligned_cpus_with(NULL, HWT_MISALIGNED_SCALAR, 0, &s), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_cpus_with(&r, HWT_MISALIGNED_SCALAR, 0, NULL), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_cpus_with(&r, HWT_MISALIGNED_SCALAR, 0, &s), 0);
+}
+
+TEST(null_misaligned_system_write)
+{
+	ASSERT_EQ(hwt_misaligned_system_write(NULL, NULL), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_system_write("/nonexistent", NULL), -EINVAL);
+}
+
+TEST(null_misaligned_system_read)
+{
+	ASSERT_EQ(hwt_misaligned_system_read(NULL, NULL, NULL), -EINVAL);
+}
+
+TEST(null_misaligned_system_probe)
+{
+	ASSERT_EQ(hwt_misaligned_system_probe(NULL, NULL), -EINVAL);
+}
+
+TEST(null_misaligned_self)
+{
+	ASSERT_EQ(hwt_misaligned_self(NULL, NULL), -EINVAL);
 }
 
 TEST(null_misaligned_hwprobe)

@@ -314,14 +314,31 @@ static char *tmpdir(void)
 
 static const struct hwt__cache_key key1 = { "boot-1", "6.1.0-test", "00112233aabbccdd", "0.1.0" };
 
+/* Known vector results, as a measured entry has them (the cache keeps an
+ * entry only if its vector results are known too). */
+static const struct hwt_misaligned_vector vec_fast = { .speed = HWT_MISALIGNED_FAST };
+static const struct hwt_misaligned_vector vec_none = { .speed = HWT_MISALIGNED_UNSUPPORTED,
+						       .notes = HWT_MISALIGNED_NOTE_NO_UNIT };
+
+/* The vector and split fields every hand-written format-2 line ends with. */
+#define VTAIL " 3 1125 104 1170 0 4 0 0 0 512 197 193 197 4393 73 144 64 4096"
+
 static void sample_entries(struct hwt_misaligned_cpu *e)
 {
 	memset(e, 0, 3 * sizeof(*e));
 	e[0] = (struct hwt_misaligned_cpu){ .cpu = 0, .speed = HWT_MISALIGNED_FAST, .ratio_x100 = 686,
 					    .word_ns = 142, .byte_ns = 975, .word_median_ns = 150,
 					    .byte_median_ns = 990, .samples = 77, .reps = 4 };
+	e[0].vector = (struct hwt_misaligned_vector){ .speed = HWT_MISALIGNED_FAST,
+						      .ratio_x100 = 1125, .word_ns = 104,
+						      .byte_ns = 1170, .samples = 26 };
+	e[0].avx2 = vec_none;
+	e[0].split = (struct hwt_misaligned_split){ 197, 193, 197, 4393, 73, 144, 64, 4096 };
 	e[1] = (struct hwt_misaligned_cpu){ .cpu = 5, .speed = HWT_MISALIGNED_UNKNOWN };
+	e[1].vector = e[1].avx2 = vec_fast;
 	e[2] = (struct hwt_misaligned_cpu){ .cpu = 7, .speed = HWT_MISALIGNED_UNSUPPORTED };
+	e[2].vector = vec_none;
+	e[2].avx2 = vec_none;
 }
 
 static void path_in(char *buf, size_t len, const char *dir)
@@ -369,9 +386,41 @@ TEST(cache_round_trip)
 	ASSERT_EQ(got[0].samples, 77);
 	ASSERT_EQ(got[0].reps, 4);
 	ASSERT_EQ(got[0].source, HWT_MISALIGNED_FROM_CACHE);
+	/* the vector and split results come back too (format 2) */
+	ASSERT_EQ(got[0].vector.speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(got[0].vector.ratio_x100, 1125);
+	ASSERT_EQ(got[0].vector.word_ns, 104);
+	ASSERT_EQ(got[0].vector.byte_ns, 1170);
+	ASSERT_EQ(got[0].avx2.speed, HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(got[0].avx2.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
+	ASSERT_TRUE(got[0].avx2.unit == NULL);
+	ASSERT_EQ(got[0].vector_source, HWT_MISALIGNED_FROM_CACHE);
+	ASSERT_EQ(got[0].split.line_load, 197);
+	ASSERT_EQ(got[0].split.line_store, 193);
+	ASSERT_EQ(got[0].split.page_load, 197);
+	ASSERT_EQ(got[0].split.page_store, 4393);
+	ASSERT_EQ(got[0].split.aligned_load_ps, 73);
+	ASSERT_EQ(got[0].split.aligned_store_ps, 144);
+	ASSERT_EQ(got[0].split.line_bytes, 64);
+	ASSERT_EQ(got[0].split.page_bytes, 4096);
 	ASSERT_EQ(got[1].cpu, 7);
 	ASSERT_EQ(got[1].speed, HWT_MISALIGNED_UNSUPPORTED);
 	free(got);
+	/* an entry whose vector result is UNKNOWN is not kept either */
+	e[0].vector.speed = HWT_MISALIGNED_UNKNOWN;
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(got[0].cpu, 7);
+	free(got);
+	/* ... unless no vector loop exists in the build: it never will be known */
+	e[0].vector.notes = HWT_MISALIGNED_NOTE_NO_LOOP;
+	ASSERT_OK(hwt__cache_store(path, &key1, e, 3));
+	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(got[0].vector.speed, HWT_MISALIGNED_UNKNOWN);
+	free(got);
+	sample_entries(e);
 	/* a rewrite leaves nothing behind but the file itself (no temp files) */
 	ASSERT_OK(hwt__cache_store(path, &key1, e, 1));
 	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
@@ -529,6 +578,10 @@ TEST(cache_reads_back_uint64_max_fields)
 					    .reps = UINT32_MAX };
 	e[1] = (struct hwt_misaligned_cpu){ .cpu = HWT_CPU_ID_MAX, .speed = HWT_MISALIGNED_FAST,
 					    .word_ns = 1, .byte_ns = 2 };
+	e[0].vector = e[1].vector = vec_fast;
+	e[0].avx2 = e[1].avx2 = vec_none;
+	e[0].vector.word_ns = UINT64_MAX;
+	e[0].split.aligned_store_ps = UINT64_MAX;
 	path_in(path, sizeof(path), tmpdir());
 	ASSERT_OK(hwt__cache_store(path, &key1, e, 2));
 	ASSERT_OK(hwt__cache_load(path, &key1, &got, &n));
@@ -539,6 +592,8 @@ TEST(cache_reads_back_uint64_max_fields)
 	ASSERT_EQ_U64(got[0].byte_median_ns, UINT64_MAX / 10 * 10);
 	ASSERT_EQ_U64(got[0].ratio_x100, UINT32_MAX);
 	ASSERT_EQ_U64(got[0].samples, UINT32_MAX);
+	ASSERT_EQ_U64(got[0].vector.word_ns, UINT64_MAX);
+	ASSERT_EQ_U64(got[0].split.aligned_store_ps, UINT64_MAX);
 	ASSERT_EQ(got[1].cpu, HWT_CPU_ID_MAX);
 	free(got);
 	cleanup(path);
@@ -558,8 +613,8 @@ TEST(cache_rejects_fields_past_uint64_max)
 		char text[1024];
 		uint64_t h = 0xcbf29ce484222325ull;
 		int len = snprintf(text, sizeof(text),
-				   "hwtune-misaligned-cache 1\nboot_id %s\nkernel %s\nmodel %s\n"
-				   "version %s\ncpu 0 3 100 %s 2 3 4 5 6\n",
+				   "hwtune-misaligned-cache 2\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "version %s\ncpu 0 3 100 %s 2 3 4 5 6" VTAIL "\n",
 				   key1.boot_id, key1.kernel, key1.model, key1.version, bad[i]);
 
 		for (int k = 0; k < len; k++)
@@ -594,9 +649,17 @@ TEST(cache_rejects_fields_past_uint64_max)
 TEST(cache_accepts_only_what_the_writer_writes)
 {
 	static const char *const lines[] = {
-		"cpu 0 3 075 142 975 150 990 77 4\n", "cpu 00 3 75 142 975 150 990 77 4\n",
-		"cpu 0 03 75 142 975 150 990 77 4\n", "cpu 0 3 75 142 975 150 990 77 04\n",
-		"cpu 0 3 75 0142 975 150 990 77 4\n",
+		"cpu 0 3 075 142 975 150 990 77 4" VTAIL "\n",
+		"cpu 00 3 75 142 975 150 990 77 4" VTAIL "\n",
+		"cpu 0 03 75 142 975 150 990 77 4" VTAIL "\n",
+		"cpu 0 3 75 142 975 150 990 77 04" VTAIL "\n",
+		"cpu 0 3 75 0142 975 150 990 77 4" VTAIL "\n",
+		"cpu 0 3 75 142 975 150 990 77 4" VTAIL " 7\n",       /* a field too many */
+		"cpu 0 3 75 142 975 150 990 77 4 3 1 1 1 0\n",     /* format 1's length + a vector */
+		"cpu 0 3 75 142 975 150 990 77 4 1 1 1 1 0 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
+		/* ^ a vector EMULATED: not a vector value */
+		"cpu 0 3 75 142 975 150 990 77 4 0 1 1 1 0 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
+		/* ^ a vector UNKNOWN without NO_LOOP: never written */
 	};
 	struct hwt_misaligned_cpu *got = NULL;
 	unsigned n = 0;
@@ -607,10 +670,10 @@ TEST(cache_accepts_only_what_the_writer_writes)
 		/* the last case: a good line, and a count of "01" */
 		bool last = i == sizeof(lines) / sizeof(lines[0]);
 		int len = snprintf(text, sizeof(text),
-				   "hwtune-misaligned-cache 1\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "hwtune-misaligned-cache 2\nboot_id %s\nkernel %s\nmodel %s\n"
 				   "version %s\n%s",
 				   key1.boot_id, key1.kernel, key1.model, key1.version,
-				   last ? "cpu 0 3 75 142 975 150 990 77 4\n" : lines[i]);
+				   last ? "cpu 0 3 75 142 975 150 990 77 4" VTAIL "\n" : lines[i]);
 
 		for (int k = 0; k < len; k++)
 			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
@@ -619,6 +682,38 @@ TEST(cache_accepts_only_what_the_writer_writes)
 		if (hwt__cache_parse(text, (size_t)len, &key1, &got, &n) != -EBADMSG)
 			TLOG("case %zu accepted", i);
 		ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+	}
+}
+
+/* Format 2 added the vector and split fields: a format-1 file (whose
+ * lines were right then) is refused, not misread, and later replaced. */
+TEST(cache_format_1_is_refused)
+{
+	struct hwt_misaligned_cpu *got = NULL;
+	unsigned n = 0;
+
+	for (int v = 1; v <= 2; v++) {
+		char text[1024];
+		uint64_t h = 0xcbf29ce484222325ull;
+		int len = snprintf(text, sizeof(text),
+				   "hwtune-misaligned-cache %d\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "version %s\ncpu 0 3 75 142 975 150 990 77 4%s\n",
+				   v, key1.boot_id, key1.kernel, key1.model, key1.version,
+				   v == 1 ? "" : VTAIL);
+
+		for (int k = 0; k < len; k++)
+			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "end 1 %016llx\n",
+				(unsigned long long)h);
+		if (v == 1) {
+			ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+		} else {
+			ASSERT_OK(hwt__cache_parse(text, (size_t)len, &key1, &got, &n));
+			ASSERT_EQ(n, 1);
+			ASSERT_EQ(got[0].vector.speed, HWT_MISALIGNED_FAST);
+			ASSERT_EQ(got[0].split.page_store, 4393);
+			free(got);
+		}
 	}
 }
 

@@ -228,7 +228,10 @@ TEST(fault_check_needs_the_guard)
 
 TEST(override_skips_probing)
 {
-	struct hwt_misaligned_opts o = { .override_speed = HWT_MISALIGNED_SLOW };
+	/* both overrides: a scalar one alone still measures the vector units
+	 * (tests/unit/misaligned_vector.c) */
+	struct hwt_misaligned_opts o = { .override_speed = HWT_MISALIGNED_SLOW,
+					 .vector_override_speed = HWT_MISALIGNED_SLOW };
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r;
 
@@ -320,9 +323,18 @@ static char *cache_file(char *buf, size_t len)
  * a CPU probed again makes the whole report MEASURED. */
 static enum hwt_misaligned_source source_after(const struct hwt_misaligned_report *r)
 {
-	for (unsigned i = 0; i < r->n; i++)
-		if (r->cpu[i].speed == HWT_MISALIGNED_UNKNOWN)
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_cpu *c = &r->cpu[i];
+
+		if (c->speed == HWT_MISALIGNED_UNKNOWN)
 			return HWT_MISALIGNED_MEASURED;
+		/* nor is a CPU whose vector result is UNKNOWN while a loop exists */
+		if ((c->vector.speed == HWT_MISALIGNED_UNKNOWN &&
+		     !(c->vector.notes & HWT_MISALIGNED_NOTE_NO_LOOP)) ||
+		    (c->avx2.speed == HWT_MISALIGNED_UNKNOWN &&
+		     !(c->avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP)))
+			return HWT_MISALIGNED_MEASURED;
+	}
 	return HWT_MISALIGNED_FROM_CACHE;
 }
 
@@ -348,7 +360,9 @@ TEST_TIMEOUT(cache_through_the_api, 60)
 	ASSERT_EQ(b.source, source_after(&a));
 	ASSERT_EQ(b.n, a.n);
 	for (unsigned i = 0; i < a.n; i++) {
-		if (a.cpu[i].speed == HWT_MISALIGNED_UNKNOWN)
+		if (a.cpu[i].speed == HWT_MISALIGNED_UNKNOWN ||
+		    (a.cpu[i].vector.speed == HWT_MISALIGNED_UNKNOWN &&
+		     !(a.cpu[i].vector.notes & HWT_MISALIGNED_NOTE_NO_LOOP)))
 			continue; /* not cached: probed again */
 		ASSERT_EQ(b.cpu[i].speed, a.cpu[i].speed);
 		ASSERT_EQ(b.cpu[i].source, HWT_MISALIGNED_FROM_CACHE);
@@ -412,7 +426,9 @@ TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r;
 	struct hwt_misaligned_cpu fake = { .cpu = 0, .speed = HWT_MISALIGNED_SLOW,
-					   .ratio_x100 = 50 };
+					   .ratio_x100 = 50,
+					   .vector = { .speed = HWT_MISALIGNED_UNSUPPORTED },
+					   .avx2 = { .speed = HWT_MISALIGNED_UNSUPPORTED } };
 	struct hwt_misaligned_cpu *got;
 	struct hwt__cache_key k;
 	char path[256], dir[256];
@@ -438,7 +454,11 @@ TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 
 	for (unsigned i = 1; i < r.n; i++) {
 		ASSERT_EQ(r.cpu[i].source, HWT_MISALIGNED_MEASURED);
-		want += r.cpu[i].status == 0 && r.cpu[i].speed != HWT_MISALIGNED_UNKNOWN;
+		want += r.cpu[i].status == 0 && r.cpu[i].speed != HWT_MISALIGNED_UNKNOWN &&
+			(r.cpu[i].vector.speed != HWT_MISALIGNED_UNKNOWN ||
+			 (r.cpu[i].vector.notes & HWT_MISALIGNED_NOTE_NO_LOOP)) &&
+			(r.cpu[i].avx2.speed != HWT_MISALIGNED_UNKNOWN ||
+			 (r.cpu[i].avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP));
 	}
 	hwt_misaligned_report_free(&r);
 	ASSERT_OK(hwt__cache_load(path, &k, &got, &n));

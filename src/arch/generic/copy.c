@@ -7,6 +7,7 @@
  */
 #include "arch/arch.h"
 
+#include <errno.h>
 #include <string.h>
 
 void hwt__copy_words_unaligned(void *dst, const void *src, size_t len)
@@ -34,5 +35,37 @@ void hwt__copy_bytes_unaligned(void *dst, const void *src, size_t len)
 
 		d[0] = b0, d[1] = b1, d[2] = b2, d[3] = b3;
 		d[4] = b4, d[5] = b5, d[6] = b6, d[7] = b7;
+	}
+}
+
+/* No vector loops in plain C: the compiler would pick the instructions. */
+int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out)
+{
+	(void)kind;
+	*out = (struct hwt__vec_loops){ NULL, NULL, NULL, NULL };
+	return -ENOSYS;
+}
+
+/* Split loops in C: memcpy of a word through a volatile pointer is one
+ * access where the target allows misaligned words (x86_64, aarch64), byte
+ * accesses elsewhere; as with the copy loops, the assembly is the reference. */
+void hwt__split_loads(const void *p, size_t n)
+{
+	unsigned long w;
+
+	for (n &= ~(size_t)7; n; n--) {
+		memcpy(&w, p, sizeof(w));
+		__asm__ __volatile__("" : : "r"(w) : "memory");
+	}
+}
+
+void hwt__split_stores(void *p, size_t n)
+{
+	unsigned long w;
+
+	memcpy(&w, p, sizeof(w));
+	for (n &= ~(size_t)7; n; n--) {
+		__asm__ __volatile__("" : "+r"(w) : : "memory");
+		memcpy(p, &w, sizeof(w));
 	}
 }

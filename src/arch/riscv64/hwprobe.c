@@ -18,6 +18,7 @@
 
 #define KEY_CPUPERF_0 5               /* deprecated, same values in bits 2:0 */
 #define KEY_MISALIGNED_SCALAR_PERF 9
+#define KEY_MISALIGNED_VECTOR_PERF 10
 
 struct hwprobe_pair {
 	int64_t key;
@@ -61,6 +62,19 @@ int hwt__hwprobe_scalar(int cpu)
 		r = query(KEY_CPUPERF_0, cpu, &v);
 		v &= 7;
 	}
+	if (r)
+		return r;
+	return v <= 4 ? (int)v : -ERANGE;
+}
+
+int hwt__hwprobe_vector(int cpu)
+{
+	uint64_t v;
+	int r;
+
+	if (cpu < 0)
+		return -EINVAL;
+	r = query(KEY_MISALIGNED_VECTOR_PERF, cpu, &v);
 	if (r)
 		return r;
 	return v <= 4 ? (int)v : -ERANGE;

@@ -71,4 +71,108 @@ hwt__copy_bytes_unaligned:
 	ret
 	.size	hwt__copy_bytes_unaligned, .-hwt__copy_bytes_unaligned
 
+/*
+ * Vector copy loops (64 bytes per iteration, unaligned forms).
+ * SSE2: 4 movdqu loads into xmm0-3, then 4 movdqu stores.
+ * AVX2: 2 vmovdqu loads into ymm0-1, then 2 vmovdqu stores; vzeroupper on
+ * the way out so later SSE code pays no transition penalty.  The caller
+ * checks that the OS saves YMM state before calling it.
+ * x86 has no byte-element vector load: the byte side of the vector probe
+ * is hwt__copy_bytes_unaligned.
+ */
+	.globl	hwt__copy_sse2_words_unaligned
+	.hidden	hwt__copy_sse2_words_unaligned
+	.type	hwt__copy_sse2_words_unaligned, @function
+hwt__copy_sse2_words_unaligned:
+	and	$-64, %rdx
+	jz	2f
+1:	movdqu	0(%rsi), %xmm0
+	movdqu	16(%rsi), %xmm1
+	movdqu	32(%rsi), %xmm2
+	movdqu	48(%rsi), %xmm3
+	movdqu	%xmm0, 0(%rdi)
+	movdqu	%xmm1, 16(%rdi)
+	movdqu	%xmm2, 32(%rdi)
+	movdqu	%xmm3, 48(%rdi)
+	add	$64, %rsi
+	add	$64, %rdi
+	sub	$64, %rdx
+	jnz	1b
+2:	ret
+	.size	hwt__copy_sse2_words_unaligned, .-hwt__copy_sse2_words_unaligned
+
+	.globl	hwt__copy_avx2_words_unaligned
+	.hidden	hwt__copy_avx2_words_unaligned
+	.type	hwt__copy_avx2_words_unaligned, @function
+hwt__copy_avx2_words_unaligned:
+	and	$-64, %rdx
+	jz	2f
+1:	vmovdqu	0(%rsi), %ymm0
+	vmovdqu	32(%rsi), %ymm1
+	vmovdqu	%ymm0, 0(%rdi)
+	vmovdqu	%ymm1, 32(%rdi)
+	add	$64, %rsi
+	add	$64, %rdi
+	sub	$64, %rdx
+	jnz	1b
+	vzeroupper
+2:	ret
+	.size	hwt__copy_avx2_words_unaligned, .-hwt__copy_avx2_words_unaligned
+
+/* Executes one AVX2 instruction (the SIGILL probe; unused when cpuid and
+ * xgetbv already answered). */
+	.globl	hwt__touch_avx2
+	.hidden	hwt__touch_avx2
+	.type	hwt__touch_avx2, @function
+hwt__touch_avx2:
+	vpxor	%ymm0, %ymm0, %ymm0
+	vzeroupper
+	ret
+	.size	hwt__touch_avx2, .-hwt__touch_avx2
+
+/*
+ * Split-penalty loops: n (truncated to 8) word accesses, all at address p,
+ * 8 per iteration.  rdi = p, rsi = n.  The loads are independent (each
+ * overwrites rax), so the loop runs at the access's throughput.
+ */
+	.globl	hwt__split_loads
+	.hidden	hwt__split_loads
+	.type	hwt__split_loads, @function
+hwt__split_loads:
+	and	$-8, %rsi
+	jz	2f
+1:	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	movq	(%rdi), %rax
+	sub	$8, %rsi
+	jnz	1b
+2:	ret
+	.size	hwt__split_loads, .-hwt__split_loads
+
+/* Stores write back the word that is there, so the buffer keeps its bytes. */
+	.globl	hwt__split_stores
+	.hidden	hwt__split_stores
+	.type	hwt__split_stores, @function
+hwt__split_stores:
+	and	$-8, %rsi
+	jz	2f
+	movq	(%rdi), %rax
+1:	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	movq	%rax, (%rdi)
+	sub	$8, %rsi
+	jnz	1b
+2:	ret
+	.size	hwt__split_stores, .-hwt__split_stores
+
 	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* CPUID's hybrid core type on x86_64; -ENOSYS elsewhere. */
+#include "arch/cputype.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#if defined(__x86_64__) && !defined(HWT_ARCH_GENERIC)
+#include <cpuid.h>
+
+int hwt__x86_core_type(void)
+{
+	unsigned a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 0x1a)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	if (!(d & (1u << 15))) /* not a hybrid part */
+		return 0;
+	__cpuid_count(0x1a, 0, a, b, c, d);
+	return (int)(a >> 24);
+}
+#else
+int hwt__x86_core_type(void)
+{
+	return -ENOSYS;
+}
+#endif

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One result for the whole system, and the one-call answers.
+ *
+ * The system file is the user cache's format (cache.c's format and parse)
+ * written by root at boot (hwtune probe --system) into a runtime folder,
+ * world-readable, keyed to this boot, kernel, set of core identities and
+ * library version.  Readers trust it only if root owns it, nobody else can
+ * write it and it is a regular file; anything else is ignored, never an
+ * error of the answer.
+ *
+ * The one-call order, per CPU: environment override (all CPUs), system
+ * file, user cache, probe.  hwt_misaligned_speed() remembers each CPU's
+ * verdict for the process under one mutex and answers for the calling
+ * thread's CPUs at each call.
+ */
+#include "misaligned/misaligned.h"
+
+#include "arch/arch.h"
+#include "common/time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define MAX_FILE (1u << 20)
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/* One line of a small file under root, made one token long (the key format
+ * is "name value"). */
+static int read_token(const char *root, const char *rel, char *dst, size_t len)
+{
+	char path[PATH_MAX], buf[256];
+	ssize_t n;
+	size_t i, j = 0;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s%s", root ? root : "", rel) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (i = 0; buf[i] && j + 1 < len; i++)
+		dst[j++] = buf[i] > ' ' && buf[i] < 0x7f ? buf[i] : '_';
+	dst[j] = '\0';
+	return j ? 0 : -ENOENT;
+}
+
+/* Order-independent hash of the distinct identities of the CPUs. */
+static int identities_hash(const char *root, char *out, size_t len)
+{
+	char sys[PATH_MAX];
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	struct hwt_cpu_ident *ids = NULL;
+	uint64_t *seen = NULL, h = fnv1a(FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
+	unsigned nseen = 0;
+	int r;
+
+	snprintf(sys, sizeof(sys), "%s/sys/devices/system/cpu", root ? root : "");
+	r = hwt_cpu_online(sys, &set);
+	if (r)
+		r = hwt_cpu_allowed(&set); /* no sysfs: the CPUs we can see */
+	if (r)
+		goto out;
+	ids = calloc(set.n, sizeof(*ids));
+	seen = calloc(set.n, sizeof(*seen));
+	if (!ids || !seen) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = hwt_cpu_identities(root, &set, ids);
+	for (unsigned i = 0; i < set.n && !r; i++) {
+		const struct hwt_cpu_ident *d = &ids[i];
+		char line[320];
+		uint64_t lh;
+		unsigned j;
+		/* Not x86_type: without the PMU lists it comes from CPUID for a
+		 * thread pinned to that CPU only, so it would make the key
+		 * depend on the caller's affinity (the boot id already pins
+		 * the machine). */
+		int n = snprintf(line, sizeof(line), "%d %" PRIx32 " %" PRIx64 " %" PRIx64 " %" PRIx64
+				 " %u %u %s|%s", (int)d->kind, d->midr, d->mvendorid, d->marchid,
+				 d->mimpid, d->x86_family, d->x86_model, d->vendor, d->model);
+
+		lh = fnv1a(FNV_INIT, line, n > 0 ? (size_t)n : 0);
+		for (j = 0; j < nseen && seen[j] != lh; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = lh;
+		h += lh * 0x9e3779b97f4a7c15ull;
+	}
+	if (!r)
+		snprintf(out, len, "id-%016" PRIx64, h);
+out:
+	hwt_cpus_free(&set);
+	free(ids);
+	free(seen);
+	return r;
+}
+
+int hwt__system_key(const char *root, struct hwt__cache_key *k)
+{
+	struct utsname u;
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	r = read_token(root, "/proc/sys/kernel/random/boot_id", k->boot_id, sizeof(k->boot_id));
+	if (r)
+		return r;
+	if (read_token(root, "/proc/sys/kernel/osrelease", k->kernel, sizeof(k->kernel))) {
+		if (root || uname(&u))
+			return -ENOENT;
+		snprintf(k->kernel, sizeof(k->kernel), "%s", u.release);
+		for (char *p = k->kernel; *p; p++)
+			if (*p <= ' ' || *p >= 0x7f)
+				*p = '_';
+	}
+	r = identities_hash(root, k->model, sizeof(k->model));
+	if (r)
+		return r;
+	snprintf(k->version, sizeof(k->version), "%s", hwt_version());
+	return 0;
+}
+
+int hwt__system_path(const char *dir, bool create, char *buf, size_t len)
+{
+	const char *env = getenv("HWTUNE_RUNTIME_DIR");
+	int n;
+
+	if (!dir && env && *env) {
+		if (env[0] != '/')
+			return -EINVAL; /* a relative folder would depend on the cwd */
+		dir = env;
+	}
+	if (!dir)
+		dir = HWT_MISALIGNED_RUNTIME_DIR;
+	if (create) {
+		if (!mkdir(dir, 0755)) {
+			if (chmod(dir, 0755)) /* readable by all whatever the umask */
+				return -errno;
+		} else if (errno != EEXIST) {
+			return -errno;
+		}
+	}
+	n = snprintf(buf, len, "%s/misaligned-%s.result", dir, HWT_ARCH_NAME);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+int hwt__system_store(const char *path, const struct hwt__cache_key *k,
+		      const struct hwt_misaligned_cpu *e, unsigned n)
+{
+	size_t plen = strlen(path), off = 0, len;
+	char *text, *tmp, *slash;
+	int fd, r;
+
+	r = hwt__cache_format(k, e, n, &text, &len);
+	if (r)
+		return r;
+	tmp = malloc(plen + 16);
+	if (!tmp) {
+		free(text);
+		return -ENOMEM;
+	}
+	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (fchmod(fd, 0644))
+		r = -errno;
+	while (!r && off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			r = w < 0 ? -errno : -EIO;
+		else
+			off += (size_t)w;
+	}
+	/* Every reader of the system trusts this file: on disk before the
+	 * rename makes it visible, so a crash leaves the old one or the new. */
+	if (!r && fsync(fd))
+		r = -errno;
+	if (close(fd) && !r)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r) {
+		unlink(tmp);
+		goto out;
+	}
+	slash = strrchr(tmp, '/');
+	if (slash) {
+		*slash = '\0';
+		fd = open(slash == tmp ? "/" : tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			fsync(fd); /* the rename itself; best effort */
+			close(fd);
+		}
+	}
+out:
+	free(tmp);
+	free(text);
+	return r;
+}
+
+int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
+		     struct hwt_misaligned_cpu **out, unsigned *n)
+{
+	struct stat st;
+	char *text;
+	ssize_t got = 0;
+	size_t len = 0;
+	int fd, r;
+
+	*out = NULL;
+	*n = 0;
+	/* O_NONBLOCK: a FIFO planted in the folder must not hang the reader. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EPERM : -errno;
+	if (fstat(fd, &st)) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -EPERM;
+	}
+	if (st.st_size > MAX_FILE) {
+		close(fd);
+		return -EBADMSG;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < (size_t)st.st_size &&
+	       ((got = read(fd, text + len, (size_t)st.st_size - len)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		len += got > 0 ? (size_t)got : 0;
+	close(fd);
+	text[len] = '\0';
+	r = len == (size_t)st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
+	free(text);
+	for (unsigned i = 0; i < *n; i++)
+		(*out)[i].source = (*out)[i].vector_source = HWT_MISALIGNED_FROM_SYSTEM;
+	return r;
+}
+
+static void summarize(struct hwt_misaligned_report *r)
+{
+	r->summary = hwt_misaligned_summary(r->cpu, r->n);
+	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
+	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
+}
+
+/* The report's array for these entries (ascending CPUs, as parse keeps the
+ * writer's order, which is the report's). */
+static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misaligned_source src,
+		      struct hwt_misaligned_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cpu = e;
+	out->n = n;
+	out->source = src;
+	out->cache_off = true;
+	summarize(out);
+}
+
+HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
+				       struct hwt_misaligned_report *out)
+{
+	struct hwt__cache_key k;
+	struct hwt_misaligned_cpu *e;
+	char path[PATH_MAX];
+	unsigned n;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	r = hwt__system_path(dir, false, path, sizeof(path));
+	if (!r)
+		r = hwt__system_key(root, &k);
+	if (!r)
+		r = hwt__system_load(path, &k, 0, &e, &n);
+	if (r)
+		return r;
+	report_of(e, n, HWT_MISALIGNED_FROM_SYSTEM, out);
+	return 0;
+}
+
+static int system_write_in(const char *dir, const char *root, const struct hwt_misaligned_report *r)
+{
+	struct hwt__cache_key k;
+	char path[PATH_MAX];
+	unsigned known = 0;
+	int ret;
+
+	if (!r || (r->n && !r->cpu) || r->source == HWT_MISALIGNED_FROM_OVERRIDE)
+		return -EINVAL;
+	/* Only measurements, and only what the format keeps: a report with
+	 * nothing to keep (unknown or no vector results) must not replace a
+	 * good file with an empty one. */
+	for (unsigned i = 0; i < r->n; i++) {
+		if (r->cpu[i].source == HWT_MISALIGNED_FROM_OVERRIDE ||
+		    r->cpu[i].vector_source == HWT_MISALIGNED_FROM_OVERRIDE)
+			return -EINVAL;
+		known += hwt__cache_keeps(&r->cpu[i]);
+	}
+	if (!known)
+		return -EINVAL;
+	ret = hwt__system_key(root, &k);
+	if (!ret)
+		ret = hwt__system_path(dir, true, path, sizeof(path));
+	if (ret)
+		return ret;
+	/* status < 0 entries are UNKNOWN: the format skips them */
+	return hwt__system_store(path, &k, r->cpu, r->n);
+}
+
+HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r)
+{
+	return system_write_in(dir, NULL, r);
+}
+
+HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
+					struct hwt_misaligned_report *out)
+{
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_cpus online = HWT_CPUS_INIT, allowed = HWT_CPUS_INIT, set = HWT_CPUS_INIT;
+	char sys[PATH_MAX];
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (opts)
+		o = *opts;
+	if (o.override_speed || o.vector_override_speed || (o.flags & HWT_MISALIGNED_NO_VECTOR))
+		return -EINVAL; /* not a (whole) measurement */
+	o.flags |= HWT_MISALIGNED_NO_CACHE;
+	snprintf(sys, sizeof(sys), "%s/sys/devices/system/cpu", o.root ? o.root : "");
+	r = hwt_cpu_allowed(&allowed);
+	if (!r && hwt_cpu_online(sys, &online) == 0) {
+		for (unsigned i = 0; i < allowed.n && !r; i++)
+			if (hwt_cpus_has(&online, allowed.cpu[i]))
+				r = hwt_cpus_add(&set, allowed.cpu[i]);
+	} else if (!r) {
+		set = allowed; /* no online list: every allowed CPU */
+		allowed = (struct hwt_cpus)HWT_CPUS_INIT;
+	}
+	if (!r)
+		r = hwt_misaligned_probe(&set, &o, out);
+	hwt_cpus_free(&online);
+	hwt_cpus_free(&allowed);
+	hwt_cpus_free(&set);
+	if (r)
+		return r;
+	return system_write_in(o.runtime_dir, o.root, out);
+}
+
+/* --- the one-call answers -------------------------------------------------- */
+
+static struct hwt_misaligned_cpu *find(struct hwt_misaligned_cpu *e, unsigned n, int cpu)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].cpu == cpu)
+			return &e[i];
+	return NULL;
+}
+
+/* set's verdicts: the system file first (unless NO_CACHE/REFRESH), then
+ * hwt_misaligned_probe (user cache, probe) for the CPUs it lacks. */
+static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
+		   struct hwt_misaligned_report *out)
+{
+	static const struct hwt_misaligned_opts defaults;
+	struct hwt_misaligned_report sys = { 0 }, sub = { 0 };
+	struct hwt_cpus rest = HWT_CPUS_INIT;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!opts)
+		opts = &defaults;
+	out->cpu = calloc(set->n ? set->n : 1, sizeof(*out->cpu));
+	if (!out->cpu)
+		return -ENOMEM;
+	out->n = set->n;
+	/* the file holds vector results, and the test hooks must really probe */
+	if (!(opts->flags & (HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT_MISALIGNED_NO_VECTOR |
+			     HWT__MISALIGNED_FORCE_SIGBUS | HWT__MISALIGNED_FORCE_VECTOR_TRAP)))
+		out->system_status = hwt_misaligned_system_read(opts->runtime_dir, opts->root, &sys);
+	if (out->system_status == -ENOMEM) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (unsigned i = 0; i < set->n && !r; i++) {
+		struct hwt_misaligned_cpu *s = find(sys.cpu, sys.n, set->cpu[i]);
+
+		if (s) {
+			out->cpu[i] = *s;
+		} else {
+			r = hwt_cpus_add(&rest, set->cpu[i]);
+		}
+	}
+	if (!r && rest.n)
+		r = hwt_misaligned_probe(&rest, opts, &sub);
+	if (r)
+		goto out;
+	for (unsigned i = 0; i < sub.n; i++)
+		for (unsigned j = 0; j < set->n; j++)
+			if (set->cpu[j] == sub.cpu[i].cpu)
+				out->cpu[j] = sub.cpu[i];
+	if (rest.n) {
+		out->serial = sub.serial;
+		out->smt_apart = sub.smt_apart;
+		out->kernel_window = sub.kernel_window;
+		out->waves = sub.waves;
+		out->budget_us = sub.budget_us;
+		out->cache_status = sub.cache_status;
+		out->cache_off = sub.cache_off;
+		out->source = sub.source;
+	} else {
+		out->cache_off = true;
+		out->source = HWT_MISALIGNED_FROM_SYSTEM;
+	}
+	summarize(out);
+out:
+	hwt_misaligned_report_free(&sys);
+	hwt_misaligned_report_free(&sub);
+	hwt_cpus_free(&rest);
+	if (r)
+		hwt_misaligned_report_free(out);
+	return r;
+}
+
+HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
+				struct hwt_misaligned_report *out)
+{
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	uint64_t t0;
+	int r, s;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (opts)
+		o = *opts;
+	if (!o.override_speed) {
+		s = hwt_misaligned_env_override(NULL);
+		if (s < 0)
+			return s;
+		o.override_speed = s;
+	}
+	if (!o.vector_override_speed) {
+		s = hwt_misaligned_env_vector_override(NULL);
+		if (s < 0)
+			return s;
+		o.vector_override_speed = s;
+	}
+	/* an override is no measurement: neither file is read */
+	if (o.override_speed || o.vector_override_speed)
+		return hwt_misaligned_probe(NULL, &o, out);
+	t0 = hwt__now_ns();
+	r = hwt_cpu_allowed(&set);
+	if (!r)
+		r = resolve(&set, &o, out);
+	hwt_cpus_free(&set);
+	if (!r)
+		out->wall_ns = hwt__now_ns() - t0;
+	return r;
+}
+
+/* Each CPU's verdict for the process: 0 not yet known, else speed + 1;
+ * NOT_PROBED for a CPU that could not be probed (left out of the rule). */
+#define NOT_PROBED 0xffu
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char memo[HWT_CPU_ID_MAX + 1]; /* under memo_lock */
+static bool env_read;                          /* under memo_lock */
+static int env_speed;                          /* under memo_lock */
+
+HWT_API int hwt_misaligned_speed(void)
+{
+	struct hwt_cpus set = HWT_CPUS_INIT, missing = HWT_CPUS_INIT;
+	struct hwt_misaligned_report rep;
+	int r, answer = -1;
+
+	r = hwt_cpu_allowed(&set);
+	if (r)
+		return r;
+	pthread_mutex_lock(&memo_lock);
+	if (!env_read) {
+		env_speed = hwt_misaligned_env_override(NULL); /* a speed, 0, or -EINVAL */
+		env_read = true;
+	}
+	if (env_speed) {
+		r = env_speed;
+		goto out;
+	}
+	for (unsigned i = 0; i < set.n && !r; i++)
+		if (!memo[set.cpu[i]])
+			r = hwt_cpus_add(&missing, set.cpu[i]);
+	if (!r && missing.n) {
+		r = resolve(&missing, NULL, &rep);
+		for (unsigned i = 0; !r && i < rep.n; i++)
+			memo[rep.cpu[i].cpu] = rep.cpu[i].status ? NOT_PROBED
+								 : (unsigned char)(rep.cpu[i].speed + 1);
+		if (!r)
+			hwt_misaligned_report_free(&rep);
+	}
+	if (r)
+		goto out;
+	/* hwprobe's set rule over the CPUs that were probed */
+	for (unsigned i = 0; i < set.n; i++) {
+		unsigned m = memo[set.cpu[i]];
+
+		if (m == NOT_PROBED)
+			continue;
+		if (answer < 0)
+			answer = (int)m - 1;
+		else if (answer != (int)m - 1)
+			answer = HWT_MISALIGNED_UNKNOWN;
+	}
+	r = answer < 0 ? HWT_MISALIGNED_UNKNOWN : answer;
+out:
+	pthread_mutex_unlock(&memo_lock);
+	hwt_cpus_free(&set);
+	hwt_cpus_free(&missing);
+	return r;
+}
