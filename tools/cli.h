@@ -31,6 +31,7 @@ struct cli_args {
 	struct hwt_misaligned_opts probe; /* probe, and the main job's probe */
 	struct hwt_cpus cpus;            /* probe --cpus, when have_cpus */
 	bool have_cpus;
+	bool system;                     /* probe --system: probe fresh, write the system file */
 	struct cmdq_opts cmdq;           /* cmdq */
 	uint64_t dw[2];                  /* decode */
 };

@@ -76,6 +76,10 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 	if (s < 0)
 		return CLI_EXIT_USAGE;
 	o->override_speed = s;
+	s = probe_env_vector_override();
+	if (s < 0)
+		return CLI_EXIT_USAGE;
+	o->vector_override_speed = s;
 	if (cmdq_defaults(&a->cmdq))
 		return CLI_EXIT_USAGE;
 	a->run = main_run;
@@ -209,7 +213,7 @@ int main_run(struct cli_args *a)
 	memset(&st, 0, sizeof(st));
 	report_machine_read(&st.m);
 	report_kernel_read(&st.k);
-	s = hwt_misaligned_probe(NULL, &a->probe, &st.r);
+	s = probe_self(&a->probe, NULL, &st.r);
 	if (s < 0) {
 		cli_error("probe: %s", strerror(-s));
 		return 1;

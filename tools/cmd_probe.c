@@ -5,10 +5,12 @@
 #include "report.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 static void usage(FILE *f)
 {
@@ -17,6 +19,9 @@ static void usage(FILE *f)
 		"                    [--smt=together|apart] [--no-cache] [--json] [--per-cpu]\n"
 		"                    [--format=text|json|prom]\n"
 		"                    [--unaligned-scalar-speed=slow|fast|unsupported]\n"
+		"                    [--unaligned-vector-speed=slow|fast|unsupported]\n"
+		"       hwtune probe --system [--serial] [--budget-ms N] [--kernel-window]\n"
+		"                    [--smt=together|apart] [--json] [--per-cpu] [--format=F]\n"
 		"\n"
 		"Time a copy made of misaligned word accesses against the same copy made byte\n"
 		"by byte on each CPU (the Linux RISC-V boot probe: 16 KiB buffer, dst offset 1,\n"
@@ -25,6 +30,10 @@ static void usage(FILE *f)
 		"faster), fast 3 (word copy faster), unsupported 4 (the access raises a signal).\n"
 		"All CPUs are probed at once. The summary is hwprobe's rule: all CPUs equal\n"
 		"gives that value, any difference gives unknown.\n"
+		"Each CPU's vector unit(s) (sse2 and avx2 on x86_64, neon, rvv) are timed the\n"
+		"same way, and the cost of a word access that splits a cache line or a page.\n"
+		"Without --system the answer comes from the system result file (written by\n"
+		"'hwtune probe --system'), then the user cache, then a probe.\n"
 		"\n"
 		"  --cpus LIST       CPUs to probe, kernel list syntax (0-3,8,10-14:2), CPU numbers\n"
 		"                    decimal 0..65535; each must be in this process's allowed set\n"
@@ -36,7 +45,7 @@ static void usage(FILE *f)
 		"                    of byte copies, one copy per sample, no early stop\n"
 		"  --smt=MODE        together (default): SMT siblings are probed at the same\n"
 		"                    time; apart: siblings go in separate waves\n"
-		"  --no-cache        neither read nor write the result cache\n"
+		"  --no-cache        neither read the system result nor read or write the cache\n"
 		"  --json            one JSON object on stdout (= --format=json; always one\n"
 		"                    entry per CPU)\n"
 		"  --per-cpu         one line per CPU (default: one line per group of CPUs\n"
@@ -46,6 +55,15 @@ static void usage(FILE *f)
 		"  --unaligned-scalar-speed=WORD\n"
 		"                    skip probing and report WORD (slow, fast or unsupported)\n"
 		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
+		"                    (the vector units and the split penalties are still probed)\n"
+		"  --unaligned-vector-speed=WORD\n"
+		"                    report WORD for every vector unit of every CPU without\n"
+		"                    probing them, like the kernel's unaligned_vector_speed=;\n"
+		"                    with both overrides nothing is probed\n"
+		"  --system          probe every online CPU this process may use, fresh, and write\n"
+		"                    the system result ($HWTUNE_RUNTIME_DIR if absolute, else\n"
+		"                    /run/hwtune: normally needs root); excludes --cpus, the\n"
+		"                    overrides and --no-cache\n"
 		"  -h, --help        this text\n"
 		"\n"
 		"Options take --opt=value or --opt value and may be abbreviated while unambiguous;\n"
@@ -54,6 +72,9 @@ static void usage(FILE *f)
 		"Environment:\n"
 		"  HWTUNE_UNALIGNED_SCALAR_SPEED=WORD   same as --unaligned-scalar-speed (the flag\n"
 		"                    wins; set but empty is an error, as any other bad word)\n"
+		"  HWTUNE_UNALIGNED_VECTOR_SPEED=WORD   same as --unaligned-vector-speed (same rules)\n"
+		"  HWTUNE_RUNTIME_DIR  folder of the system result file (absolute; default\n"
+		"                    /run/hwtune), read by every run and written by --system\n"
 		"  XDG_CACHE_HOME    the cache lives in $XDG_CACHE_HOME/hwtune/ (else\n"
 		"                    ~/.cache/hwtune/), keyed by boot id, kernel release, CPU\n"
 		"                    model and library version; CPUs missing from it are probed\n"
@@ -96,45 +117,135 @@ static const struct {
 	{ HWT_MISALIGNED_NOTE_BAD_COPY, "bad-copy", "a copy loop did not copy: verdict unknown" },
 	{ HWT_MISALIGNED_NOTE_CHECK_FAILED, "fault-check-failed",
 	  "the fault check could not run (its signal guard was not installed)" },
+	{ HWT_MISALIGNED_NOTE_NO_LOOP, "no-loop", "no vector loop in this build" },
+	{ HWT_MISALIGNED_NOTE_NO_UNIT, "no-unit", "no such vector unit" },
+	{ HWT_MISALIGNED_NOTE_SKIPPED, "skipped", "not measured" },
 };
 
 static const char *source_name(int s)
 {
 	return s == HWT_MISALIGNED_FROM_OVERRIDE ? "override"
 	       : s == HWT_MISALIGNED_FROM_CACHE  ? "cache"
+	       : s == HWT_MISALIGNED_FROM_SYSTEM ? "system"
 						 : "measured";
 }
 
-/* One line per CPU: the kernel's sentence, then details in brackets. */
-static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
+/* Why the system result (or the cache) was not used, in a few words. */
+static const char *system_reason(int err)
+{
+	return err == -EBADMSG ? "corrupt" : err == -ESTALE ? "foreign" : strerror(-err);
+}
+
+/*
+ * What the output knows beyond the report: the library's groups (CPUs
+ * alike in core identity and verdicts) and each CPU's identity.  Either
+ * may be missing (no memory, unreadable files): then lines name no core.
+ */
+struct probe_view {
+	struct hwt_misaligned_group *g;
+	unsigned ng;
+	unsigned *gi;             /* r->cpu[i]'s group index; ng: in none */
+	struct hwt_cpu_ident *id; /* r->cpu[i]'s identity; NULL: not read */
+	bool multi;               /* the CPUs have more than one identity */
+};
+
+/* HWTUNE_ROOT (a test-only prefix) for the library, NULL for the real /. */
+static const char *probe_root(void)
+{
+	const char *root = report_root();
+
+	return root && root[0] ? root : NULL;
+}
+
+static void view_read(struct probe_view *v, const struct hwt_misaligned_report *r)
+{
+	struct hwt_cpus set = HWT_CPUS_INIT;
+	bool ok;
+
+	memset(v, 0, sizeof(*v));
+	if (hwt_misaligned_groups(r, probe_root(), &v->g, &v->ng) < 0) {
+		v->g = NULL;
+		v->ng = 0;
+	}
+	v->gi = calloc(r->n ? r->n : 1, sizeof(*v->gi));
+	v->id = calloc(r->n ? r->n : 1, sizeof(*v->id));
+	ok = v->id != NULL;
+	for (unsigned i = 0; i < r->n && ok; i++) /* r->cpu[] ascends: set's order is r's */
+		ok = hwt_cpus_add(&set, r->cpu[i].cpu) == 0;
+	if (ok && hwt_cpu_identities(probe_root(), &set, v->id) < 0)
+		ok = false;
+	if (!ok) {
+		free(v->id);
+		v->id = NULL;
+	}
+	hwt_cpus_free(&set);
+	for (unsigned i = 0; v->gi && i < r->n; i++) {
+		v->gi[i] = v->ng;
+		for (unsigned k = 0; k < v->ng; k++)
+			if (hwt_cpus_has(&v->g[k].cpus, r->cpu[i].cpu)) {
+				v->gi[i] = k;
+				break;
+			}
+	}
+	for (unsigned k = 1; k < v->ng; k++)
+		if (!hwt_cpu_ident_equal(&v->g[0].ident, &v->g[k].ident))
+			v->multi = true;
+}
+
+static void view_free(struct probe_view *v)
+{
+	if (v->g)
+		hwt_misaligned_groups_free(v->g, v->ng);
+	free(v->gi);
+	free(v->id);
+	memset(v, 0, sizeof(*v));
+}
+
+/* The core string a line about r->cpu[i] names, or NULL (one identity only). */
+static const char *view_core(const struct probe_view *v, unsigned i)
+{
+	if (!v->multi)
+		return NULL;
+	if (v->gi && v->gi[i] < v->ng)
+		return v->g[v->gi[i]].ident.core;
+	return v->id ? v->id[i].core : NULL;
+}
+
+/* One line per CPU: the kernel's sentence, then details in brackets.  core
+ * (non-NULL when the CPUs are of several kinds) follows the CPU number. */
+static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c, const char *core)
 {
 	const char *name = hwt_misaligned_speed_name(c->speed);
 	char ratio[32];
 
 	ratio_str(ratio, sizeof(ratio), c->ratio_x100);
+	fprintf(f, "cpu%d", c->cpu);
+	if (core)
+		fprintf(f, " (%s)", core);
+	fprintf(f, ": ");
 	if (c->status) {
-		fprintf(f, "cpu%d: not probed: %s\n", c->cpu, strerror(-c->status));
+		fprintf(f, "not probed: %s\n", strerror(-c->status));
 		return;
 	}
 	if (c->source == HWT_MISALIGNED_FROM_OVERRIDE) {
-		fprintf(f, "cpu%d: scalar unaligned access speed set to '%s' (%d) by override\n",
-			c->cpu, name, c->speed);
+		fprintf(f, "scalar unaligned access speed set to '%s' (%d) by override\n", name,
+			c->speed);
 		return;
 	}
 	if (c->fault_signal)
-		fprintf(f, "cpu%d: a misaligned word access raised %s (%s)", c->cpu,
-			signame(c->fault_signal), name);
+		fprintf(f, "a misaligned word access raised %s (%s)", signame(c->fault_signal), name);
 	else if (c->speed == HWT_MISALIGNED_EMULATED)
-		fprintf(f, "cpu%d: misaligned accesses trap to the kernel, %" PRId64
+		fprintf(f, "misaligned accesses trap to the kernel, %" PRId64
 			   " alignment faults in one copy iteration (%s)",
-			c->cpu, c->align_faults, name);
+			c->align_faults, name);
 	else if (c->ratio_x100 || c->word_ns)
-		fprintf(f, "cpu%d: scalar unaligned word access speed is %sx byte access speed (%s)",
-			c->cpu, ratio, name);
+		fprintf(f, "scalar unaligned word access speed is %sx byte access speed (%s)", ratio,
+			name);
 	else
-		fprintf(f, "cpu%d: %s", c->cpu, name);
-	if (c->source == HWT_MISALIGNED_FROM_CACHE)
-		fprintf(f, " [cached: word %" PRIu64 " ns, byte %" PRIu64 " ns]", c->word_ns,
+		fprintf(f, "%s", name);
+	if (c->source == HWT_MISALIGNED_FROM_CACHE || c->source == HWT_MISALIGNED_FROM_SYSTEM)
+		fprintf(f, " [%s: word %" PRIu64 " ns, byte %" PRIu64 " ns]",
+			c->source == HWT_MISALIGNED_FROM_CACHE ? "cached" : "system result", c->word_ns,
 			c->byte_ns);
 	else if (c->samples)
 		fprintf(f, " [word %" PRIu64 " ns, byte %" PRIu64 " ns, min of %u samples x%u, probe %.3f ms]",
@@ -150,28 +261,34 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c)
 
 /*
  * CPUs that agree share one line.  Two CPUs agree when their group keys
- * are equal: the speed, where it came from, the probe status, the fault
+ * are equal: the library's group (core identity, scalar and vector
+ * verdicts), where the verdicts came from, the probe status, the fault
  * signal, hwprobe's answer and the notes (perf-unavailable aside: it has
- * its own line).  A future key (e.g. the core type) is one more member here
- * and one more comparison in key_equal().
+ * its own line).
  */
 struct group_key {
-	int speed, source, status, fault_signal, hwprobe;
-	unsigned notes;
+	int speed, source, vector_source, status, fault_signal, hwprobe;
+	unsigned notes, group;
 };
 
-static struct group_key key_of(const struct hwt_misaligned_cpu *c)
+static struct group_key key_of(const struct probe_view *v, const struct hwt_misaligned_report *r,
+			       unsigned i)
 {
-	return (struct group_key){ .speed = c->speed, .source = c->source, .status = c->status,
+	const struct hwt_misaligned_cpu *c = &r->cpu[i];
+
+	return (struct group_key){ .speed = c->speed, .source = c->source,
+				   .vector_source = c->vector_source, .status = c->status,
 				   .fault_signal = c->fault_signal, .hwprobe = c->hwprobe,
-				   .notes = c->notes & ~HWT_MISALIGNED_NOTE_NO_PERF };
+				   .notes = c->notes & ~HWT_MISALIGNED_NOTE_NO_PERF,
+				   .group = v->gi ? v->gi[i] : 0 };
 }
 
 static bool key_equal(const struct group_key *a, const struct group_key *b)
 {
-	return a->speed == b->speed && a->source == b->source && a->status == b->status &&
+	return a->speed == b->speed && a->source == b->source &&
+	       a->vector_source == b->vector_source && a->status == b->status &&
 	       a->fault_signal == b->fault_signal && a->hwprobe == b->hwprobe &&
-	       a->notes == b->notes;
+	       a->notes == b->notes && a->group == b->group;
 }
 
 struct range_u64 {
@@ -186,18 +303,142 @@ static void range_add(struct range_u64 *r, uint64_t v, bool first)
 		r->hi = v;
 }
 
-/* "lo" or "lo-hi", values scaled by 1/div with `decimals` digits. */
+/* "lo" or "lo-hi" (one value when both print alike), values scaled by
+ * 1/div with `decimals` digits, each followed by suffix. */
+static void range_fmt(char *buf, size_t len, const struct range_u64 *r, double div,
+		      int lo_decimals, int hi_decimals, const char *suffix)
+{
+	char lo[32], hi[32];
+
+	snprintf(lo, sizeof(lo), "%.*f", lo_decimals, r->lo / div);
+	snprintf(hi, sizeof(hi), "%.*f", hi_decimals, r->hi / div);
+	if (!strcmp(lo, hi))
+		snprintf(buf, len, "%s%s", lo, suffix);
+	else
+		snprintf(buf, len, "%s-%s%s", lo, hi, suffix);
+}
+
 static void range_str(char *buf, size_t len, const struct range_u64 *r, double div, int decimals)
 {
-	if (r->lo == r->hi)
-		snprintf(buf, len, "%.*f", decimals, r->lo / div);
+	range_fmt(buf, len, r, div, decimals, decimals, "");
+}
+
+/* One vector unit over the member CPUs (all of one group: one verdict). */
+static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
+			 bool wide)
+{
+	const struct hwt_misaligned_vector *v0 = NULL;
+	struct range_u64 ratio = { 0, 0 };
+	int source = HWT_MISALIGNED_MEASURED;
+	bool first = true;
+	char a[64];
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_vector *v = wide ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+
+		if (!member[i])
+			continue;
+		if (!v0) {
+			v0 = v;
+			source = r->cpu[i].vector_source;
+		}
+		if (v->ratio_x100) {
+			range_add(&ratio, v->ratio_x100, first);
+			first = false;
+		}
+	}
+	if (!v0)
+		return;
+	if (wide)
+		fprintf(f, "%s", v0->unit);
+	else if (v0->unit)
+		fprintf(f, "vector (%s)", v0->unit);
 	else
-		snprintf(buf, len, "%.*f-%.*f", decimals, r->lo / div, decimals, r->hi / div);
+		fprintf(f, "vector");
+	fprintf(f, ": ");
+	if (source == HWT_MISALIGNED_FROM_OVERRIDE)
+		fprintf(f, "set to '%s' (%d) by override", hwt_misaligned_speed_name(v0->speed),
+			v0->speed);
+	else if (v0->fault_signal)
+		fprintf(f, "%s (a misaligned vector access raised %s)",
+			hwt_misaligned_speed_name(v0->speed), signame(v0->fault_signal));
+	else if (v0->notes & HWT_MISALIGNED_NOTE_NO_UNIT)
+		fprintf(f, "%s (no such unit)", hwt_misaligned_speed_name(v0->speed));
+	else if (v0->notes & HWT_MISALIGNED_NOTE_NO_LOOP)
+		fprintf(f, "%s (no vector loop in this build)", hwt_misaligned_speed_name(v0->speed));
+	else if (v0->notes & HWT_MISALIGNED_NOTE_SKIPPED)
+		fprintf(f, "%s (not measured)", hwt_misaligned_speed_name(v0->speed));
+	else if (!first)
+		fprintf(f, "%s (ratio %s)", hwt_misaligned_speed_name(v0->speed),
+			(range_str(a, sizeof(a), &ratio, 100, 1), a));
+	else
+		fprintf(f, "%s", hwt_misaligned_speed_name(v0->speed));
+}
+
+/* A split penalty range: "1.8x", "41x", "1.8-2.1x"; "not measured". */
+static void split_str(char *buf, size_t len, const struct range_u64 *r, bool any)
+{
+	if (!any) {
+		snprintf(buf, len, "not measured");
+		return;
+	}
+	range_fmt(buf, len, r, 100, r->lo >= 1000 ? 0 : 1, r->hi >= 1000 ? 0 : 1, "x");
+}
+
+/* The vector unit(s) and the split penalties of the member CPUs, one line
+ * each ("  vector (sse2): fast (ratio 11.2) ; avx2: fast (ratio 19.0)"). */
+static void print_extras(FILE *f, const struct hwt_misaligned_report *r, const bool *member)
+{
+	const struct hwt_misaligned_cpu *c0 = NULL;
+	struct range_u64 rg[4] = { { 0, 0 } };
+	bool any[4] = { false };
+	char b[4][64];
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_cpu *c = &r->cpu[i];
+		unsigned val[4] = { c->split.line_load, c->split.line_store, c->split.page_load,
+				    c->split.page_store };
+
+		if (!member[i])
+			continue;
+		if (!c0)
+			c0 = c;
+		for (int k = 0; k < 4; k++)
+			if (val[k]) {
+				range_add(&rg[k], val[k], !any[k]);
+				any[k] = true;
+			}
+	}
+	if (!c0 || c0->status)
+		return;
+	fprintf(f, "  ");
+	print_vector(f, r, member, false);
+	if (c0->avx2.unit) {
+		fprintf(f, " ; ");
+		print_vector(f, r, member, true);
+	}
+	fputc('\n', f);
+	if (!any[0] && !any[1] && !any[2] && !any[3])
+		return; /* not measured (faults, traps, both overrides, NO_VECTOR) */
+	for (int k = 0; k < 4; k++)
+		split_str(b[k], sizeof(b[k]), &rg[k], any[k]);
+	fprintf(f, "  split penalties: line load %s, store %s; page load %s, store %s\n", b[0], b[1],
+		b[2], b[3]);
+}
+
+/* One CPU's line and its extras. */
+static void print_cpu_full(FILE *f, const struct hwt_misaligned_report *r, unsigned i,
+			   const char *core, bool *member)
+{
+	print_cpu(f, &r->cpu[i], core);
+	member[i] = true;
+	print_extras(f, r, member);
+	member[i] = false;
 }
 
 /* One line for the CPUs of r whose key is k (members[] marks them). */
 static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
-			const struct hwt_cpus *set)
+			const struct hwt_cpus *set, const char *core)
 {
 	const struct hwt_misaligned_cpu *c0 = NULL;
 	struct range_u64 ratio = { 0, 0 }, word = { 0, 0 }, byte = { 0, 0 }, probe = { 0, 0 },
@@ -221,7 +462,10 @@ static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bo
 	}
 	if (hwt_cpus_format(set, list, sizeof(list)) < 0)
 		snprintf(list, sizeof(list), "?");
-	fprintf(f, "cpus %s: ", list);
+	fprintf(f, "cpus %s", list);
+	if (core)
+		fprintf(f, " (%s)", core);
+	fprintf(f, ": ");
 	if (c0->status) {
 		fprintf(f, "not probed: %s\n", strerror(-c0->status));
 		return;
@@ -229,6 +473,7 @@ static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bo
 	if (c0->source == HWT_MISALIGNED_FROM_OVERRIDE) {
 		fprintf(f, "scalar unaligned access speed set to '%s' (%d) by override\n",
 			hwt_misaligned_speed_name(c0->speed), c0->speed);
+		print_extras(f, r, member);
 		return;
 	}
 	fprintf(f, "%s", hwt_misaligned_speed_name(c0->speed));
@@ -243,8 +488,9 @@ static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bo
 	range_str(b, sizeof(b), &word, 1, 0);
 	range_str(d, sizeof(d), &byte, 1, 0);
 	range_str(e, sizeof(e), &probe, 1e6, 3);
-	if (c0->source == HWT_MISALIGNED_FROM_CACHE)
-		fprintf(f, " [cached: word %s ns, byte %s ns]", b, d);
+	if (c0->source == HWT_MISALIGNED_FROM_CACHE || c0->source == HWT_MISALIGNED_FROM_SYSTEM)
+		fprintf(f, " [%s: word %s ns, byte %s ns]",
+			c0->source == HWT_MISALIGNED_FROM_CACHE ? "cached" : "system result", b, d);
 	else if (word.hi || byte.hi)
 		fprintf(f, " [word %s ns, byte %s ns, probe %s ms]", b, d, e);
 	if (c0->hwprobe >= 0)
@@ -254,29 +500,37 @@ static void print_group(FILE *f, const struct hwt_misaligned_report *r, const bo
 		if ((c0->notes & notes[i].bit) && notes[i].bit != HWT_MISALIGNED_NOTE_NO_PERF)
 			fprintf(f, " [note: %s]", notes[i].text);
 	fputc('\n', f);
+	print_extras(f, r, member);
 }
 
 /* The CPUs in groups of equal keys, in the order of each group's first CPU;
- * a group of one CPU gets the per-CPU line. */
-static void print_grouped(FILE *f, const struct hwt_misaligned_report *r)
+ * a group of one CPU gets the per-CPU line.  With per_cpu, every CPU its
+ * own line. */
+static void print_grouped(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	bool *done = calloc(r->n ? r->n : 1, sizeof(*done));
 	bool *member = calloc(r->n ? r->n : 1, sizeof(*member));
+	struct probe_view v;
 
-	if (!done || !member) { /* no memory: the long form needs none */
+	view_read(&v, r);
+	if (!done || !member) { /* no memory: the long form, without extras */
 		for (unsigned i = 0; i < r->n; i++)
-			print_cpu(f, &r->cpu[i]);
+			print_cpu(f, &r->cpu[i], NULL);
 		goto out;
 	}
 	for (unsigned i = 0; i < r->n; i++) {
-		struct group_key k = key_of(&r->cpu[i]);
+		struct group_key k = key_of(&v, r, i);
 		struct hwt_cpus set = HWT_CPUS_INIT;
 		unsigned count = 0;
 
 		if (done[i])
 			continue;
+		if (per_cpu) {
+			print_cpu_full(f, r, i, NULL, member);
+			continue;
+		}
 		for (unsigned j = i; j < r->n; j++) {
-			struct group_key kj = key_of(&r->cpu[j]);
+			struct group_key kj = key_of(&v, r, j);
 
 			member[j] = !done[j] && key_equal(&k, &kj);
 			if (member[j]) {
@@ -287,16 +541,22 @@ static void print_grouped(FILE *f, const struct hwt_misaligned_report *r)
 			}
 		}
 		if (count > 1) {
-			print_group(f, r, member, &set);
+			print_group(f, r, member, &set, view_core(&v, i));
+			memset(member, 0, r->n * sizeof(*member));
 		} else {
+			bool *one = calloc(r->n, sizeof(*one));
+
+			memcpy(one, member, r->n * sizeof(*member));
+			memset(member, 0, r->n * sizeof(*member));
 			for (unsigned j = i; j < r->n; j++)
-				if (member[j])
-					print_cpu(f, &r->cpu[j]);
+				if (one && one[j])
+					print_cpu_full(f, r, j, view_core(&v, j), member);
+			free(one);
 		}
 		hwt_cpus_free(&set);
-		memset(member, 0, r->n * sizeof(*member));
 	}
 out:
+	view_free(&v);
 	free(done);
 	free(member);
 }
@@ -304,12 +564,11 @@ out:
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
+	bool avx2 = false;
 
-	if (!per_cpu)
-		print_grouped(f, r);
+	print_grouped(f, r, per_cpu);
 	for (unsigned i = 0; i < r->n; i++) {
-		if (per_cpu)
-			print_cpu(f, &r->cpu[i]);
+		avx2 |= r->cpu[i].avx2.unit != NULL;
 		if (r->cpu[i].status)
 			continue;
 		probed++;
@@ -326,22 +585,72 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		fprintf(f, "%s%u %s", first ? "" : ", ", count[s], hwt_misaligned_speed_name(s));
 		first = 0;
 	}
-	fprintf(f, "%s of %u CPUs)\n", probed ? "" : "none probed", r->n);
+	fprintf(f, "%s of %u CPUs); vector: %s", probed ? "" : "none probed", r->n,
+		hwt_misaligned_speed_name(r->vector_summary));
+	if (avx2)
+		fprintf(f, ", avx2: %s", hwt_misaligned_speed_name(r->avx2_summary));
+	fputc('\n', f);
+	if (r->system_status && r->system_status != -ENOENT)
+		fprintf(f, "note: the system result was ignored: %s\n",
+			system_reason(r->system_status));
 	fprintf(f, "wall time: %.3f ms (%s, %s, %u wave%s, budget %.3f ms per CPU%s)\n",
 		r->wall_ns / 1e6, source_name(r->source), r->serial ? "serial" : "parallel",
 		r->waves, r->waves == 1 ? "" : "s", r->budget_us / 1e3,
 		r->kernel_window ? ", kernel window" : "");
 }
 
-int probe_env_override(void)
+static int env_checked(const char *name, int (*read)(const char **))
 {
 	const char *bad = NULL;
-	int s = hwt_misaligned_env_override(&bad);
+	int s = read(&bad);
 
 	if (s < 0)
-		cli_error("HWTUNE_UNALIGNED_SCALAR_SPEED: invalid value '%s' "
-			  "(expected slow, fast or unsupported; empty is invalid too)", bad);
+		cli_error("%s: invalid value '%s' (expected slow, fast or unsupported; empty is "
+			  "invalid too)", name, bad);
 	return s;
+}
+
+int probe_env_override(void)
+{
+	return env_checked("HWTUNE_UNALIGNED_SCALAR_SPEED", hwt_misaligned_env_override);
+}
+
+int probe_env_vector_override(void)
+{
+	return env_checked("HWTUNE_UNALIGNED_VECTOR_SPEED", hwt_misaligned_env_vector_override);
+}
+
+/* Confine the calling thread to set (all allowed: the parse step checked). */
+static int pin_to(const struct hwt_cpus *set)
+{
+	int max = set->n ? set->cpu[set->n - 1] + 1 : 1;
+	size_t size = CPU_ALLOC_SIZE(max);
+	cpu_set_t *mask = CPU_ALLOC(max);
+	int r = 0;
+
+	if (!mask)
+		return -ENOMEM;
+	CPU_ZERO_S(size, mask);
+	for (unsigned i = 0; i < set->n; i++)
+		CPU_SET_S(set->cpu[i], size, mask);
+	if (sched_setaffinity(0, size, mask))
+		r = -errno;
+	CPU_FREE(mask);
+	return r;
+}
+
+int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
+	       struct hwt_misaligned_report *r)
+{
+	int ret;
+
+	o->root = probe_root();
+	if (cpus) {
+		ret = pin_to(cpus);
+		if (ret < 0)
+			return ret;
+	}
+	return hwt_misaligned_self(o, r);
 }
 
 const char *probe_recommendation(int summary)
@@ -364,7 +673,92 @@ const char *probe_recommendation(int summary)
 	}
 }
 
-static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, bool last)
+static void json_ratio(FILE *f, const char *key, unsigned x100)
+{
+	if (x100)
+		fprintf(f, "\"%s\": %u.%02u", key, x100 / 100, x100 % 100);
+	else
+		fprintf(f, "\"%s\": null", key);
+}
+
+static void json_notes(FILE *f, unsigned bits)
+{
+	fprintf(f, "[");
+	for (size_t i = 0, n = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (bits & notes[i].bit)
+			fprintf(f, "%s\"%s\"", n++ ? ", " : "", notes[i].key);
+	fprintf(f, "]");
+}
+
+static void json_vector(FILE *f, const struct hwt_misaligned_vector *v, int source)
+{
+	char ratio[32];
+
+	ratio_str(ratio, sizeof(ratio), v->ratio_x100);
+	fprintf(f, "{\"unit\": ");
+	if (v->unit)
+		fprintf(f, "\"%s\"", v->unit);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"speed\": \"%s\", \"ratio\": %s, \"word_ns\": %" PRIu64
+		   ", \"byte_ns\": %" PRIu64 ", \"samples\": %u, \"fault_signal\": ",
+		hwt_misaligned_speed_name(v->speed), ratio, v->word_ns, v->byte_ns, v->samples);
+	if (v->fault_signal)
+		fprintf(f, "\"%s\"", signame(v->fault_signal));
+	else
+		fprintf(f, "null");
+	if (v->hwprobe >= 0)
+		fprintf(f, ", \"hwprobe\": \"%s\"", hwt_misaligned_speed_name(v->hwprobe));
+	else
+		fprintf(f, ", \"hwprobe\": null");
+	fprintf(f, ", \"notes\": ");
+	json_notes(f, v->notes);
+	fprintf(f, ", \"source\": \"%s\"}", source_name(source));
+}
+
+static void json_ps(FILE *f, const char *key, uint64_t ps)
+{
+	if (ps)
+		fprintf(f, ", \"%s\": %" PRIu64, key, ps);
+	else
+		fprintf(f, ", \"%s\": null", key);
+}
+
+static void json_split(FILE *f, const struct hwt_misaligned_split *s)
+{
+	fprintf(f, "{");
+	json_ratio(f, "line_load", s->line_load);
+	fprintf(f, ", ");
+	json_ratio(f, "line_store", s->line_store);
+	fprintf(f, ", ");
+	json_ratio(f, "page_load", s->page_load);
+	fprintf(f, ", ");
+	json_ratio(f, "page_store", s->page_store);
+	json_ps(f, "aligned_load_ps", s->aligned_load_ps);
+	json_ps(f, "aligned_store_ps", s->aligned_store_ps);
+	json_ps(f, "line_bytes", s->line_bytes);
+	json_ps(f, "page_bytes", s->page_bytes);
+	fprintf(f, "}");
+}
+
+/* A JSON string: quote, backslash and control characters escaped. */
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, const char *core, bool last)
 {
 	char ratio[32];
 
@@ -397,11 +791,45 @@ static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, bool last)
 			hwt_misaligned_speed_name(c->hwprobe), c->hwprobe == (int)c->speed ? "true" : "false");
 	else
 		fprintf(f, ", \"hwprobe\": null, \"hwprobe_agrees\": null");
-	fprintf(f, ", \"preempted\": %ld, \"notes\": [", c->preempted);
-	for (size_t i = 0, n = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
-		if (c->notes & notes[i].bit)
-			fprintf(f, "%s\"%s\"", n++ ? ", " : "", notes[i].key);
-	fprintf(f, "]}%s\n", last ? "" : ",");
+	fprintf(f, ", \"preempted\": %ld, \"notes\": ", c->preempted);
+	json_notes(f, c->notes);
+	fprintf(f, ",\n     \"core\": ");
+	if (core)
+		json_string(f, core);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\n     \"vector\": ");
+	json_vector(f, &c->vector, c->vector_source);
+	fprintf(f, ",\n     \"avx2\": ");
+	if (c->avx2.unit)
+		json_vector(f, &c->avx2, c->vector_source);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\n     \"split\": ");
+	json_split(f, &c->split);
+	fprintf(f, "}%s\n", last ? "" : ",");
+}
+
+static void json_groups(FILE *f, const struct probe_view *v)
+{
+	char list[512];
+
+	fprintf(f, "[");
+	for (unsigned k = 0; k < v->ng; k++) {
+		const struct hwt_misaligned_group *g = &v->g[k];
+
+		if (hwt_cpus_format(&g->cpus, list, sizeof(list)) < 0)
+			snprintf(list, sizeof(list), "?");
+		fprintf(f, "%s\n    {\"cpus\": \"%s\", \"core\": ", k ? "," : "", list);
+		json_string(f, g->ident.core);
+		fprintf(f, ", \"speed\": \"%s\", \"vector_speed\": \"%s\", ",
+			hwt_misaligned_speed_name(g->speed), hwt_misaligned_speed_name(g->vector_speed));
+		json_ratio(f, "ratio_min", g->ratio_min_x100);
+		fprintf(f, ", ");
+		json_ratio(f, "ratio_max", g->ratio_max_x100);
+		fprintf(f, "}");
+	}
+	fprintf(f, "%s]", v->ng ? "\n  " : "");
 }
 
 static const char *cache_state(const struct hwt_misaligned_report *r)
@@ -424,18 +852,34 @@ void probe_json(FILE *f, const struct hwt_misaligned_report *r)
 		r->serial ? "serial" : "parallel", source_name(r->source), r->wall_ns,
 		hwt_misaligned_speed_name(r->summary), r->smt_apart ? "apart" : "together", r->waves,
 		r->budget_us, r->kernel_window ? "true" : "false", cache_state(r));
-	if (r->cache_status == -EBADMSG)
-		fprintf(f, "\"corrupt\"");
-	else if (r->cache_status == -ESTALE)
-		fprintf(f, "\"foreign\"");
-	else if (r->cache_status)
-		fprintf(f, "\"%s\"", strerror(-r->cache_status));
+	struct probe_view v;
+	bool avx2 = false;
+
+	if (r->cache_status)
+		fprintf(f, "\"%s\"", system_reason(r->cache_status));
 	else
 		fprintf(f, "null");
+	view_read(&v, r);
 	fprintf(f, ",\n  \"cpus\": [\n");
-	for (unsigned i = 0; i < r->n; i++)
-		json_cpu(f, &r->cpu[i], i + 1 == r->n);
-	fprintf(f, "  ]}");
+	for (unsigned i = 0; i < r->n; i++) {
+		avx2 |= r->cpu[i].avx2.unit != NULL;
+		json_cpu(f, &r->cpu[i], v.id ? v.id[i].core : NULL, i + 1 == r->n);
+	}
+	fprintf(f, "  ],\n  \"vector_summary\": \"%s\", \"avx2_summary\": ",
+		hwt_misaligned_speed_name(r->vector_summary));
+	if (avx2)
+		fprintf(f, "\"%s\"", hwt_misaligned_speed_name(r->avx2_summary));
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"system_status\": ");
+	if (r->system_status)
+		json_string(f, system_reason(r->system_status));
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\n  \"groups\": ");
+	json_groups(f, &v);
+	fprintf(f, "}");
+	view_free(&v);
 }
 
 /* {"probe": {...}, "version": V}: "version" last, so that the first line
@@ -474,7 +918,7 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 int probe_parse(int argc, char **argv, struct cli_args *a)
 {
 	enum { O_SERIAL = 256, O_KWIN, O_NOCACHE, O_JSON, O_CPUS, O_BUDGET, O_SMT, O_SPEED,
-	       O_PERCPU, O_FORMAT };
+	       O_PERCPU, O_FORMAT, O_VSPEED, O_SYSTEM };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "serial", no_argument, NULL, O_SERIAL },
@@ -487,10 +931,12 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 		{ "budget-ms", required_argument, NULL, O_BUDGET },
 		{ "smt", required_argument, NULL, O_SMT },
 		{ "unaligned-scalar-speed", required_argument, NULL, O_SPEED },
+		{ "unaligned-vector-speed", required_argument, NULL, O_VSPEED },
+		{ "system", no_argument, NULL, O_SYSTEM },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hwt_misaligned_opts *o = &a->probe;
-	const char *cpus_arg = NULL, *speed_arg = NULL, *v;
+	const char *cpus_arg = NULL, *speed_arg = NULL, *vspeed_arg = NULL, *v;
 	struct cli_getopt g;
 	char why[128];
 	uint64_t ms;
@@ -559,6 +1005,19 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			}
 			o->override_speed = s;
 			break;
+		case O_VSPEED:
+			vspeed_arg = v;
+			s = hwt_misaligned_parse_speed(vspeed_arg);
+			if (s < 0) {
+				cli_cmd_error("probe", "--unaligned-vector-speed: invalid value '%s' "
+					      "(expected slow, fast or unsupported)", vspeed_arg);
+				return CLI_EXIT_USAGE;
+			}
+			o->vector_override_speed = s;
+			break;
+		case O_SYSTEM:
+			a->system = true;
+			break;
 		case 1:
 			cli_cmd_error("probe", "unexpected argument '%s' (probe takes options only; "
 				      "try 'hwtune probe --help')", v);
@@ -578,6 +1037,27 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			return CLI_EXIT_USAGE;
 		o->override_speed = s;
 	}
+	if (!vspeed_arg) {
+		s = probe_env_vector_override();
+		if (s < 0)
+			return CLI_EXIT_USAGE;
+		o->vector_override_speed = s;
+	}
+	if (a->system) {
+		const char *bad = a->have_cpus                       ? "--cpus"
+				  : speed_arg                        ? "--unaligned-scalar-speed"
+				  : vspeed_arg                       ? "--unaligned-vector-speed"
+				  : o->override_speed                ? "HWTUNE_UNALIGNED_SCALAR_SPEED"
+				  : o->vector_override_speed         ? "HWTUNE_UNALIGNED_VECTOR_SPEED"
+				  : o->flags & HWT_MISALIGNED_NO_CACHE ? "--no-cache"
+								       : NULL;
+
+		if (bad) {
+			cli_cmd_error("probe", "--system and %s exclude each other (--system measures "
+				      "every online CPU fresh)", bad);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	if (a->have_cpus && !cpus_allowed(cpus_arg, &a->cpus))
 		return CLI_EXIT_USAGE;
 	/* Asking for a way of measuring means: measure now. */
@@ -588,11 +1068,35 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 	return CLI_RUN;
 }
 
+/* Where hwt_misaligned_system_write puts the file (for the message only). */
+static void system_path(char *buf, size_t len, const struct hwt_misaligned_opts *o)
+{
+	const char *dir = o->runtime_dir ? o->runtime_dir : getenv("HWTUNE_RUNTIME_DIR");
+	struct utsname u;
+
+	if (!dir || dir[0] != '/')
+		dir = HWT_MISALIGNED_RUNTIME_DIR;
+	if (uname(&u))
+		snprintf(u.machine, sizeof(u.machine), "<arch>");
+	snprintf(buf, len, "%s/misaligned-%s.result", dir, u.machine);
+}
+
 int probe_run(struct cli_args *a)
 {
 	struct hwt_misaligned_report r;
-	int ret = hwt_misaligned_probe(a->have_cpus ? &a->cpus : NULL, &a->probe, &r);
+	char path[4096];
+	int ret, wret = 0;
 
+	if (a->system) {
+		a->probe.root = probe_root();
+		ret = hwt_misaligned_system_probe(&a->probe, &r);
+		if (ret < 0 && r.n) { /* measured, only the write failed */
+			wret = ret;
+			ret = 0;
+		}
+	} else {
+		ret = probe_self(&a->probe, a->have_cpus ? &a->cpus : NULL, &r);
+	}
 	if (ret < 0) {
 		cli_error("probe: %s", strerror(-ret));
 		return 1;
@@ -608,5 +1112,12 @@ int probe_run(struct cli_args *a)
 		probe_print_human(stdout, &r, a->per_cpu);
 	}
 	hwt_misaligned_report_free(&r);
-	return fflush(stdout) ? 1 : 0;
+	if (fflush(stdout))
+		return 1;
+	if (wret) {
+		system_path(path, sizeof(path), &a->probe);
+		cli_cmd_error("probe", "--system: cannot write %s: %s", path, strerror(-wret));
+		return 1;
+	}
+	return 0;
 }

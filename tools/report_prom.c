@@ -86,6 +86,50 @@ void report_prom(FILE *f, const struct report_prom *p)
 		head(f, "hwtune_misaligned_summary",
 		     "riscv_hwprobe's rule over the CPUs: their common speed, else unknown 0");
 		fprintf(f, "hwtune_misaligned_summary %d\n", r->summary);
+		head(f, "hwtune_misaligned_vector_speed",
+		     "misaligned vector access speed per CPU and vector unit as riscv_hwprobe's "
+		     "value: unknown 0, slow 2, fast 3, unsupported 4");
+		for (unsigned i = 0; i < r->n; i++)
+			for (int w = 0; w < 2; w++) {
+				const struct hwt_misaligned_vector *v =
+					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+
+				if (v->unit)
+					fprintf(f, "hwtune_misaligned_vector_speed{cpu=\"%d\",unit=\"%s\"} %d\n",
+						r->cpu[i].cpu, v->unit, v->speed);
+			}
+		head(f, "hwtune_misaligned_vector_ratio",
+		     "byte copy time over misaligned vector copy time per CPU and vector unit "
+		     "(0: not measured)");
+		for (unsigned i = 0; i < r->n; i++)
+			for (int w = 0; w < 2; w++) {
+				const struct hwt_misaligned_vector *v =
+					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+
+				if (v->unit)
+					fprintf(f, "hwtune_misaligned_vector_ratio{cpu=\"%d\",unit=\"%s\"} %u.%02u\n",
+						r->cpu[i].cpu, v->unit, v->ratio_x100 / 100,
+						v->ratio_x100 % 100);
+			}
+		head(f, "hwtune_misaligned_split_ratio",
+		     "time of a word access that splits a cache line or a page over the aligned "
+		     "access, per CPU and kind (only the kinds measured)");
+		for (unsigned i = 0; i < r->n; i++) {
+			const struct hwt_misaligned_split *sp = &r->cpu[i].split;
+			const unsigned val[4] = { sp->line_load, sp->line_store, sp->page_load,
+						  sp->page_store };
+			static const char *const kind[4] = { "line_load", "line_store", "page_load",
+							     "page_store" };
+
+			for (int k = 0; k < 4; k++)
+				if (val[k])
+					fprintf(f, "hwtune_misaligned_split_ratio{cpu=\"%d\",kind=\"%s\"} %u.%02u\n",
+						r->cpu[i].cpu, kind[k], val[k] / 100, val[k] % 100);
+		}
+		head(f, "hwtune_misaligned_vector_summary",
+		     "riscv_hwprobe's rule over the CPUs' main vector unit: their common speed, else "
+		     "unknown 0");
+		fprintf(f, "hwtune_misaligned_vector_summary %d\n", r->vector_summary);
 		head(f, "hwtune_misaligned_probe_seconds", "wall time of the probe, seconds");
 		fprintf(f, "hwtune_misaligned_probe_seconds %.6f\n", r->wall_ns / 1e9);
 	}

@@ -276,11 +276,13 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 
 /*
  * Write r's known verdicts as the system's result: <dir>/misaligned-<arch>.result
- * (dir NULL: $HWTUNE_RUNTIME_DIR if absolute, else HWT_MISALIGNED_RUNTIME_DIR,
- * created 0755 if missing), mode 0644, atomically (a temporary file in dir,
+ * (dir NULL: $HWTUNE_RUNTIME_DIR if set, which must be absolute (relative:
+ * -EINVAL), else HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644, atomically (a temporary file in dir,
  * fsync, rename, fsync of dir), keyed by boot id, kernel release, the CPU
- * identities and the library version.  -EINVAL for an override's report
- * (not a measurement) or one without a known verdict.
+ * identities and the library version.  -EINVAL for an override's report,
+ * scalar or vector (not a measurement), or one with no CPU the file keeps
+ * (a known scalar verdict and known vector results): a good file is never
+ * replaced by an empty one.
  */
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
@@ -296,8 +298,8 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
  * What `hwtune probe --system` does: probe every online CPU the calling
  * thread may use (fresh: neither the user cache nor the system file is
  * read), then write the system file.  opts as for hwt_misaligned_probe (an
- * override is -EINVAL: it is not a measurement; runtime_dir and root are
- * honoured).  out gets the report even when only the write failed: then
+ * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
+ * whole measurement; runtime_dir and root are honoured).  out gets the report even when only the write failed: then
  * the write's error is returned and out must still be freed; on other
  * errors out is empty.
  */
@@ -306,8 +308,10 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 
 /*
  * The report for the calling thread's allowed CPUs (sched_getaffinity) in
- * the one-call order: the environment override, else per CPU the system
- * file, then the user cache, then a probe (opts as for hwt_misaligned_probe;
+ * the one-call order: an override (opts, else HWTUNE_UNALIGNED_SCALAR_SPEED
+ * and HWTUNE_UNALIGNED_VECTOR_SPEED; either one means hwt_misaligned_probe
+ * with it, no file read), else per CPU the system file, then the user cache,
+ * then a probe (opts as for hwt_misaligned_probe;
  * NULL: defaults).  source is FROM_SYSTEM when every CPU came from the
  * system file.  cache_status tells why the user cache was ignored.
  */

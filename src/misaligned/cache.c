@@ -452,6 +452,13 @@ __attribute__((format(printf, 2, 3))) static void put(struct sbuf *b, const char
 	b->len += (size_t)n;
 }
 
+bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c)
+{
+	return c->status == 0 && c->speed > HWT_MISALIGNED_UNKNOWN &&
+	       c->speed <= HWT_MISALIGNED_UNSUPPORTED && c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX &&
+	       vector_keep(&c->vector) && vector_keep(&c->avx2);
+}
+
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
 		      unsigned n, char **text, size_t *len)
 {
@@ -467,9 +474,7 @@ int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligne
 	for (unsigned i = 0; i < n; i++) {
 		const struct hwt_misaligned_cpu *c = &e[i];
 
-		if (c->speed <= HWT_MISALIGNED_UNKNOWN || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
-		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX || !vector_keep(&c->vector) ||
-		    !vector_keep(&c->avx2))
+		if (!hwt__cache_keeps(c))
 			continue; /* UNKNOWN is worth another try next time */
 		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u",
 		    c->cpu, c->speed, c->ratio_x100, c->word_ns, c->byte_ns, c->word_median_ns,

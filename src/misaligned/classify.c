@@ -34,13 +34,14 @@ HWT_API int hwt_misaligned_parse_speed(const char *word)
 	return -EINVAL;
 }
 
-HWT_API int hwt_misaligned_env_override(const char **bad)
+/* A speed variable: 0 unset, the speed, or -EINVAL.  Empty is a bad value,
+ * as HWTUNE_DISABLE_MSIPOLLING= is (and as the kernel refuses an empty
+ * unaligned_scalar_speed=). */
+static int env_speed(const char *name, const char **bad)
 {
-	const char *v = getenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	const char *v = getenv(name);
 	int s;
 
-	/* Empty is a bad value, as HWTUNE_DISABLE_MSIPOLLING= is (and as the
-	 * kernel refuses an empty unaligned_scalar_speed=). */
 	if (!v)
 		return 0;
 	s = hwt_misaligned_parse_speed(v);
@@ -49,17 +50,14 @@ HWT_API int hwt_misaligned_env_override(const char **bad)
 	return s;
 }
 
+HWT_API int hwt_misaligned_env_override(const char **bad)
+{
+	return env_speed("HWTUNE_UNALIGNED_SCALAR_SPEED", bad);
+}
+
 HWT_API int hwt_misaligned_env_vector_override(const char **bad)
 {
-	const char *v = getenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
-	int s;
-
-	if (!v || !*v)
-		return 0;
-	s = hwt_misaligned_parse_speed(v);
-	if (s < 0 && bad)
-		*bad = v;
-	return s;
+	return env_speed("HWTUNE_UNALIGNED_VECTOR_SPEED", bad);
 }
 
 HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,

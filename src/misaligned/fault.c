@@ -43,13 +43,22 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	unsigned i;
 
-	if (check_armed) {
+	/* Only a fault of this thread's own access ends a check: the kernel's
+	 * (si_code > 0) or the test hooks' raise() (SI_TKILL from this process).
+	 * A signal sent by someone else may land anywhere in the guarded
+	 * region, even inside malloc: it goes to the previous handler. */
+	if (check_armed && (si->si_code > 0 || (si->si_code == SI_TKILL && si->si_pid == getpid()))) {
 		check_armed = 0;
 		siglongjmp(check_jmp, sig);
 	}
 	for (i = 0; i < NGUARDED && guarded[i] != sig; i++)
 		;
 	if (i == NGUARDED)
+		return;
+	/* A sent signal the host ignores: ignore it here too, without putting
+	 * SIG_IGN back process-wide under other threads' armed checks. */
+	if (si->si_code <= 0 && !(guard_prev[i].sa_flags & SA_SIGINFO) &&
+	    guard_prev[i].sa_handler == SIG_IGN)
 		return;
 	if (guard_prev[i].sa_flags & SA_SIGINFO) {
 		guard_prev[i].sa_sigaction(sig, si, uc);

@@ -158,6 +158,9 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
  * malloc'd, NUL-terminated, *len bytes; -ENOMEM), and what hwt__cache_load
  * makes of a file's len bytes (text[len] must be NUL): 0 with *out and *n
  * set, or an error with *out NULL and *n 0. */
+/* Whether the cache and system files keep this entry: a known scalar verdict
+ * and vector results that are known (or can never be: no loop). */
+bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c);
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,
 		      unsigned n, char **text, size_t *len);
 int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *k,

@@ -158,8 +158,14 @@ int hwt__system_path(const char *dir, bool create, char *buf, size_t len)
 	}
 	if (!dir)
 		dir = HWT_MISALIGNED_RUNTIME_DIR;
-	if (create && mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
+	if (create) {
+		if (!mkdir(dir, 0755)) {
+			if (chmod(dir, 0755)) /* readable by all whatever the umask */
+				return -errno;
+		} else if (errno != EEXIST) {
+			return -errno;
+		}
+	}
 	n = snprintf(buf, len, "%s/misaligned-%s.result", dir, HWT_ARCH_NAME);
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
@@ -180,7 +186,7 @@ int hwt__system_store(const char *path, const struct hwt__cache_key *k,
 		return -ENOMEM;
 	}
 	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
 		goto out;
@@ -266,8 +272,15 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 	r = len == (size_t)st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
 	free(text);
 	for (unsigned i = 0; i < *n; i++)
-		(*out)[i].source = HWT_MISALIGNED_FROM_SYSTEM;
+		(*out)[i].source = (*out)[i].vector_source = HWT_MISALIGNED_FROM_SYSTEM;
 	return r;
+}
+
+static void summarize(struct hwt_misaligned_report *r)
+{
+	r->summary = hwt_misaligned_summary(r->cpu, r->n);
+	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
+	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
 }
 
 /* The report's array for these entries (ascending CPUs, as parse keeps the
@@ -280,7 +293,7 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->n = n;
 	out->source = src;
 	out->cache_off = true;
-	out->summary = hwt_misaligned_summary(e, n);
+	summarize(out);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
@@ -315,10 +328,14 @@ static int system_write_in(const char *dir, const char *root, const struct hwt_m
 
 	if (!r || (r->n && !r->cpu) || r->source == HWT_MISALIGNED_FROM_OVERRIDE)
 		return -EINVAL;
+	/* Only measurements, and only what the format keeps: a report with
+	 * nothing to keep (unknown or no vector results) must not replace a
+	 * good file with an empty one. */
 	for (unsigned i = 0; i < r->n; i++) {
-		if (r->cpu[i].source == HWT_MISALIGNED_FROM_OVERRIDE)
+		if (r->cpu[i].source == HWT_MISALIGNED_FROM_OVERRIDE ||
+		    r->cpu[i].vector_source == HWT_MISALIGNED_FROM_OVERRIDE)
 			return -EINVAL;
-		known += r->cpu[i].status == 0 && r->cpu[i].speed != HWT_MISALIGNED_UNKNOWN;
+		known += hwt__cache_keeps(&r->cpu[i]);
 	}
 	if (!known)
 		return -EINVAL;
@@ -349,8 +366,8 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 	memset(out, 0, sizeof(*out));
 	if (opts)
 		o = *opts;
-	if (o.override_speed)
-		return -EINVAL;
+	if (o.override_speed || o.vector_override_speed || (o.flags & HWT_MISALIGNED_NO_VECTOR))
+		return -EINVAL; /* not a (whole) measurement */
 	o.flags |= HWT_MISALIGNED_NO_CACHE;
 	snprintf(sys, sizeof(sys), "%s/sys/devices/system/cpu", o.root ? o.root : "");
 	r = hwt_cpu_allowed(&allowed);
@@ -399,7 +416,9 @@ static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts 
 	if (!out->cpu)
 		return -ENOMEM;
 	out->n = set->n;
-	if (!(opts->flags & (HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH)))
+	/* the file holds vector results, and the test hooks must really probe */
+	if (!(opts->flags & (HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT_MISALIGNED_NO_VECTOR |
+			     HWT__MISALIGNED_FORCE_SIGBUS | HWT__MISALIGNED_FORCE_VECTOR_TRAP)))
 		out->system_status = hwt_misaligned_system_read(opts->runtime_dir, opts->root, &sys);
 	if (out->system_status == -ENOMEM) {
 		r = -ENOMEM;
@@ -435,7 +454,7 @@ static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts 
 		out->cache_off = true;
 		out->source = HWT_MISALIGNED_FROM_SYSTEM;
 	}
-	out->summary = hwt_misaligned_summary(out->cpu, out->n);
+	summarize(out);
 out:
 	hwt_misaligned_report_free(&sys);
 	hwt_misaligned_report_free(&sub);
@@ -464,7 +483,14 @@ HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
 			return s;
 		o.override_speed = s;
 	}
-	if (o.override_speed)
+	if (!o.vector_override_speed) {
+		s = hwt_misaligned_env_vector_override(NULL);
+		if (s < 0)
+			return s;
+		o.vector_override_speed = s;
+	}
+	/* an override is no measurement: neither file is read */
+	if (o.override_speed || o.vector_override_speed)
 		return hwt_misaligned_probe(NULL, &o, out);
 	t0 = hwt__now_ns();
 	r = hwt_cpu_allowed(&set);

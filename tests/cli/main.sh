@@ -9,7 +9,10 @@
 
 XDG_CACHE_HOME=$tap_dir/cache
 export XDG_CACHE_HOME
-unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_DISABLE_MSIPOLLING HWTUNE_ROOT
+unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_UNALIGNED_VECTOR_SPEED HWTUNE_DISABLE_MSIPOLLING HWTUNE_ROOT
+# A private runtime folder: never the machine's /run/hwtune system file.
+HWTUNE_RUNTIME_DIR=$tap_dir/run
+export HWTUNE_RUNTIME_DIR
 
 data=$(cd "$(dirname "$0")/../data/kernel" && pwd)
 doc=$(dirname "$0")/../../docs/json.md

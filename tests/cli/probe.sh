@@ -11,7 +11,10 @@ XDG_CACHE_HOME=$tap_dir/cache
 export XDG_CACHE_HOME
 # The cache creates only its own hwtune folder, never XDG_CACHE_HOME itself.
 mkdir -p "$XDG_CACHE_HOME"
-unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_TEST_FORCE_SIGBUS
+unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_UNALIGNED_VECTOR_SPEED HWTUNE_TEST_FORCE_SIGBUS HWTUNE_ROOT
+# A private runtime folder: never read or write the machine's /run/hwtune.
+HWTUNE_RUNTIME_DIR=$tap_dir/run
+export HWTUNE_RUNTIME_DIR
 
 # --- helpers over our own JSON layout (one CPU object per line) -------------
 cpus_of() { grep -o '{"cpu": [0-9]*' "$1" | grep -o '[0-9]*$' | tr '\n' ' '; }
@@ -22,7 +25,7 @@ hit_as_expected() { # $1 the cache field, $2 what after() said
 	case "$2:$1" in cache:hit | measured:partial | measured:miss) return 0 ;; esac
 	return 1
 }
-speeds_of() { grep -o '"speed": "[a-z]*"' "$1" | sed 's/.*: "//; s/"//' | tr '\n' ' '; }
+speeds_of() { grep -o '{"cpu": [0-9]*, "speed": "[a-z]*"' "$1" | sed 's/.*: "//; s/"//' | tr '\n' ' '; } # scalar only
 field() { grep -o "\"$2\": \"[^\"]*\"" "$1" | head -n 1 | sed 's/.*: "//; s/"$//'; }
 number() { grep -o "\"$2\": [0-9.]*" "$1" | head -n 1 | sed 's/.*: //'; }
 expand_list() {
@@ -63,7 +66,8 @@ case "$HWTUNE" in *qemu*) native=no ;; esac
 tap_run probe --help
 tap_ok "probe --help exits 0" status_is 0
 for opt in --cpus --serial --budget-ms --kernel-window --smt= --no-cache --json \
-	--unaligned-scalar-speed HWTUNE_UNALIGNED_SCALAR_SPEED XDG_CACHE_HOME; do
+	--unaligned-scalar-speed HWTUNE_UNALIGNED_SCALAR_SPEED XDG_CACHE_HOME \
+	--unaligned-vector-speed HWTUNE_UNALIGNED_VECTOR_SPEED --system HWTUNE_RUNTIME_DIR; do
 	tap_ok "probe --help documents $opt" out_has "$opt"
 done
 
@@ -337,5 +341,183 @@ for o in --json --per-cpu --format=prom --format=text; do
 	tap_run $o --help
 	tap_ok "main job accepts $o" status_is 0
 done
+
+# --- issue 10: vector units, split penalties, identities, the system file -----------------
+arch=$(uname -m)
+[ "$native" = no ] && arch=$(echo "$HWTUNE" | sed -n 's/.*qemu-\([a-z0-9_]*\).*/\1/p')
+py() { [ "$have_py" = yes ] || return 0; json_is "$@"; }
+have_py=no
+command -v python3 >/dev/null 2>&1 && have_py=yes
+json_is() { # FILE PYTHON-EXPRESSION over d (d = the "probe" object)
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["probe"]; sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}
+vkeys='{"unit", "speed", "ratio", "word_ns", "byte_ns", "samples", "fault_signal", "hwprobe", "notes", "source"}'
+skeys='{"line_load", "line_store", "page_load", "page_store"}'
+tap_run probe --json --no-cache
+save v.json
+tap_ok "vector: every CPU has vector with the agreed keys" \
+	py "$out" "all($vkeys <= set(c['vector']) for c in d['cpus'])"
+if [ "$arch" = x86_64 ]; then
+	tap_ok "vector: x86_64 has an avx2 object" \
+		py "$out" "all($vkeys <= set(c['avx2']) and c['avx2']['unit'] == 'avx2' for c in d['cpus']) and d['avx2_summary'] is not None"
+	tap_ok "vector: x86_64's main unit is sse2" py "$out" "all(c['vector']['unit'] == 'sse2' for c in d['cpus'])"
+else
+	tap_ok "vector: avx2 is null off x86_64" \
+		py "$out" "all(c['avx2'] is None for c in d['cpus']) and d['avx2_summary'] is None"
+	tap_skip "vector: x86_64's main unit is sse2" "not x86_64"
+fi
+tap_ok "split: every CPU has the four split ratios" py "$out" "all($skeys <= set(c['split']) for c in d['cpus'])"
+tap_ok "core: every CPU names its core" py "$out" "all(isinstance(c['core'], str) and c['core'] for c in d['cpus'])"
+tap_ok "top level: vector_summary, avx2_summary, groups, system_status" \
+	py "$out" "{'vector_summary', 'avx2_summary', 'groups', 'system_status'} <= set(d)"
+tap_ok "groups cover every CPU once" \
+	py "$out" "sorted(x for g in d['groups'] for p in g['cpus'].split(',') for x in range(int(p.split('-')[0]), int(p.split('-')[-1]) + 1)) == [c['cpu'] for c in d['cpus']]"
+tap_ok "groups: agreed keys" \
+	py "$out" "all({'cpus', 'core', 'speed', 'vector_speed', 'ratio_min', 'ratio_max'} <= set(g) for g in d['groups']) and d['groups']"
+tap_ok "--no-cache: the system file is not read (system_status null)" py "$out" "d['system_status'] is None"
+if [ "$native" = yes ]; then
+	tap_ok "split: measured natively (ratios > 0)" \
+		py "$out" "all(c['split'][k] and c['split'][k] > 0 for c in d['cpus'] for k in $skeys)"
+else
+	tap_skip "split: measured natively (ratios > 0)" "verdicts under an emulator are TCG's"
+fi
+
+# overrides of the vector units
+tap_run probe --json --no-cache --unaligned-vector-speed=slow
+tap_ok "--unaligned-vector-speed=slow: every vector unit slow, source override" \
+	py "$out" "all(c['vector']['speed'] == 'slow' and c['vector']['source'] == 'override' for c in d['cpus']) and d['vector_summary'] == 'slow'"
+tap_ok "--unaligned-vector-speed=slow: the scalar verdict is still measured" \
+	test "$(field "$out" source)" = measured
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=unsupported probe --json --no-cache
+tap_ok "env vector unsupported: every vector unit unsupported" \
+	py "$out" "all(c['vector']['speed'] == 'unsupported' for c in d['cpus']) and d['vector_summary'] == 'unsupported'"
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=unsupported probe --json --no-cache --unaligned-vector-speed fast
+tap_ok "vector: the flag beats the variable" py "$out" "d['vector_summary'] == 'fast'"
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=quick probe --json
+tap_ok "env vector with a bad word: exit 2 naming it" \
+	eval 'status_is 2 && err_has "HWTUNE_UNALIGNED_VECTOR_SPEED: invalid value '"'quick'"'"'
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED= probe --json
+tap_ok "empty HWTUNE_UNALIGNED_VECTOR_SPEED: exit 2 naming it" \
+	eval 'status_is 2 && err_has "HWTUNE_UNALIGNED_VECTOR_SPEED: invalid value '"''"'"'
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=quick probe --json --unaligned-vector-speed=slow --unaligned-scalar-speed=slow
+tap_ok "a bad vector variable is ignored when the flag is given" status_is 0
+for w in emulated unknown SLOW ""; do
+	bad "--unaligned-vector-speed='$w'" "'$w'" --unaligned-vector-speed="$w"
+done
+tap_run probe --json --unaligned-scalar-speed=fast --unaligned-vector-speed=fast
+save both.json
+tap_ok "both overrides: nothing probed (no split, no vector timing)" \
+	py "$out" "d['source'] == 'override' and all(c['split']['line_load'] is None and c['vector']['word_ns'] == 0 for c in d['cpus'])"
+tap_run probe --unaligned-scalar-speed=fast --unaligned-vector-speed=fast
+tap_ok "both overrides, text: the vector line says override" out_has "vector (" 
+tap_ok "both overrides, text: no split line" sh -c '! grep -q "split penalties" "$0"' "$out"
+
+# human output and Prometheus
+tap_run probe --no-cache
+tap_ok "text: a vector line per group" sh -c 'grep -q "^  vector\( (.*)\)\?: " "$0"' "$out"
+tap_ok "text: the summary names the vector summary" sh -c 'grep -q "^summary: .*; vector: [a-z]*" "$0"' "$out"
+if [ "$native" = yes ]; then
+	tap_ok "text: a split penalties line" \
+		sh -c 'grep -q "^  split penalties: line load [0-9.-]*x, store [0-9.-]*x; page load [0-9.-]*x, store [0-9.-]*x$" "$0"' "$out"
+else
+	tap_skip "text: a split penalties line" "verdicts under an emulator are TCG's"
+fi
+tap_run probe --no-cache --per-cpu
+tap_ok "text --per-cpu: a vector line per CPU" \
+	test "$(grep -c '^  vector' "$out")" -eq "$(echo $allowed | wc -w)"
+tap_run probe --no-cache --format=prom
+for m in 'hwtune_misaligned_vector_speed{cpu="[0-9]*",unit="[a-z0-9]*"} [0-4]' \
+	'hwtune_misaligned_vector_ratio{cpu="[0-9]*",unit="[a-z0-9]*"} [0-9]*\.[0-9][0-9]' \
+	'hwtune_misaligned_vector_summary [0-4]' '# TYPE hwtune_misaligned_split_ratio gauge'; do
+	tap_ok "prom: $m" grep -q "^$m\$" "$out"
+done
+if [ "$native" = yes ]; then
+	tap_ok "prom: split ratios by kind" out_has ',kind="page_store"} '
+else
+	tap_skip "prom: split ratios by kind" "verdicts under an emulator are TCG's"
+fi
+
+# identities: a fake hybrid tree gives cpu0 "core" and cpu1 "atom" (x86 only)
+tree=$(cd "$(dirname "$0")/../data/ident/x86-hybrid-2cpu" && pwd)
+if [ "$native" = yes ] && [ "$arch" = x86_64 ] && [ "$allowed" = "0 1 " ]; then
+	tap_run_env HWTUNE_ROOT="$tree" probe --no-cache
+	tap_ok "hybrid: the lines name the core when CPUs differ" \
+		eval 'grep -q "^cpu0 (x86 core (.*)): " "$out" && grep -q "^cpu1 (x86 atom (.*)): " "$out"'
+	tap_run_env HWTUNE_ROOT="$tree" probe --no-cache --json
+	tap_ok "hybrid: two groups with their cores" \
+		py "$out" "[g['cpus'] for g in d['groups']] == ['0', '1'] and d['groups'][0]['core'].startswith('x86 core') and d['groups'][1]['core'].startswith('x86 atom') and d['cpus'][1]['core'].startswith('x86 atom')"
+	tap_run probe --no-cache
+	tap_ok "one identity: the group line names no core" sh -c '! grep -q "^cpus\? [0-9-]* (" "$0"' "$out"
+else
+	for n in "hybrid: the lines name the core when CPUs differ" "hybrid: two groups with their cores" \
+		"one identity: the group line names no core"; do
+		tap_skip "$n" "needs native x86_64 with CPUs 0 and 1 allowed"
+	done
+fi
+
+# --system: exclusions, a failed write, the file used by later runs
+bad "--system with --cpus" "--system and --cpus" --system --cpus "$first"
+bad "--system with --no-cache" "--system and --no-cache" --system --no-cache
+bad "--system with a scalar override" "--system and --unaligned-scalar-speed" --system --unaligned-scalar-speed=fast
+bad "--system with a vector override" "--system and --unaligned-vector-speed" --system --unaligned-vector-speed=fast
+tap_run_env HWTUNE_UNALIGNED_SCALAR_SPEED=fast probe --system
+tap_ok "--system with HWTUNE_UNALIGNED_SCALAR_SPEED: exit 2 naming it" \
+	eval 'status_is 2 && err_has "--system and HWTUNE_UNALIGNED_SCALAR_SPEED"'
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=fast probe --system
+tap_ok "--system with HWTUNE_UNALIGNED_VECTOR_SPEED: exit 2 naming it" \
+	eval 'status_is 2 && err_has "--system and HWTUNE_UNALIGNED_VECTOR_SPEED"'
+: > "$tap_dir/plain"
+tap_run_env HWTUNE_RUNTIME_DIR="$tap_dir/plain/sub" probe --system
+tap_ok "--system, unwritable folder: exit 1 naming the path and the reason" \
+	eval 'status_is 1 && err_has "hwtune probe: --system: cannot write $tap_dir/plain/sub/misaligned-$arch.result: Not a directory"'
+tap_ok "--system, unwritable folder: the report is printed anyway" out_has "summary: "
+tap_run probe --json
+tap_ok "no system file: system_status says so" \
+	test "$(field "$out" system_status)" = "No such file or directory"
+tap_run probe --system --json
+save system.json
+sysfile=$HWTUNE_RUNTIME_DIR/misaligned-$arch.result
+tap_ok "--system: exit 0, the report printed" eval 'status_is 0 && json_valid "$out"'
+tap_ok "--system: measured fresh" test "$(field "$out" source)" = measured
+tap_ok "--system: the file is written, mode 0644" test "$(stat -c %a "$sysfile" 2>/dev/null)" = 644
+if [ "$(id -u)" -eq 0 ]; then
+	tap_run probe --json
+	tap_ok "after --system: source system, every CPU from it" \
+		py "$out" "d['source'] == 'system' and all(c['source'] == 'system' for c in d['cpus']) and d['system_status'] is None"
+	tap_ok "after --system: the same verdicts" \
+		test "$(speeds_of "$out")" = "$(speeds_of "$tap_dir/system.json")"
+	tap_run probe
+	tap_ok "after --system, text: source system" \
+		eval 'out_has "[system result: " && out_has "(system, "'
+	tap_run --json
+	tap_ok "after --system: the main job answers from it too" \
+		py "$out" "d['source'] == 'system'"
+	tap_run probe --json --no-cache
+	tap_ok "after --system: --no-cache skips it" test "$(field "$out" source)" = measured
+	echo "cpu 0 3 1 1 1" >> "$sysfile"
+	tap_run probe --json
+	tap_ok "a corrupt system file is ignored, saying so" \
+		eval 'test "$(field "$out" system_status)" = corrupt && test "$(field "$out" source)" != system'
+else
+	tap_run probe --json
+	tap_ok "a system file not owned by root is ignored" \
+		test "$(field "$out" system_status)" = "Operation not permitted"
+	for n in "after --system: the same verdicts" "after --system, text: source system" \
+		"after --system: the main job answers from it too" "after --system: --no-cache skips it" \
+		"a corrupt system file is ignored, saying so"; do
+		tap_skip "$n" "the system file is trusted only when owned by root"
+	done
+fi
+rm -f "$sysfile"
+
+# the main job honours HWTUNE_UNALIGNED_VECTOR_SPEED
+tap_run --help
+tap_ok "main job --help documents HWTUNE_UNALIGNED_VECTOR_SPEED and HWTUNE_RUNTIME_DIR" \
+	eval 'out_has HWTUNE_UNALIGNED_VECTOR_SPEED= && out_has HWTUNE_RUNTIME_DIR='
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=bogus --json
+tap_ok "main job: a bad HWTUNE_UNALIGNED_VECTOR_SPEED: exit 2 naming it" \
+	eval 'status_is 2 && err_has "'"'bogus'"'"'
+tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=slow --json --no-cache
+tap_ok "main job: HWTUNE_UNALIGNED_VECTOR_SPEED=slow is honoured" py "$out" "d['vector_summary'] == 'slow'"
 
 tap_end

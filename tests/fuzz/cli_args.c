@@ -5,7 +5,8 @@
  *
  * Input: one byte choosing the environment (bits 0-1
  * HWTUNE_UNALIGNED_SCALAR_SPEED unset/"fast"/"bogus"/"", bits 2-3
- * HWTUNE_DISABLE_MSIPOLLING unset/"1"/"0"/"yes"), then argv[1..] as
+ * HWTUNE_DISABLE_MSIPOLLING unset/"1"/"0"/"yes", bits 4-5
+ * HWTUNE_UNALIGNED_VECTOR_SPEED unset/"slow"/"bogus"/""), then argv[1..] as
  * NUL-separated words (argv[0] is "hwtune"; at most 64 words).
  * Properties:
  *  - the answer is CLI_RUN, 0 or 2 (CLI_EXIT_USAGE), and the same twice;
@@ -15,7 +16,8 @@
  *    CLI_RUN: nothing printed yet;
  *  - CLI_RUN: the options are in their documented ranges and consistent
  *    (probe: budget 1..60000 ms and not with --kernel-window, --cpus
- *    allowed here, refresh iff asked to measure; cmdq: a batch and its
+ *    allowed here, refresh iff asked to measure, --system alone with
+ *    neither --cpus, an override nor --no-cache; cmdq: a batch and its
  *    sync fit the queue, disable_msipolling in effect only without MSI
  *    polling, ...),
  *    and every numeric option holds the value its last occurrence spells
@@ -165,6 +167,7 @@ static void check_number(const struct scan *sc, const struct lopt *opts, const c
 static unsigned env_sel;
 static bool env_speed_ok(void) { return (env_sel & 3) < 2; }         /* unset, "fast" */
 static bool env_msi_ok(void) { return (env_sel >> 2 & 3) < 3; }      /* unset, "1", "0" */
+static bool env_vspeed_ok(void) { return (env_sel >> 4 & 3) < 2; }   /* unset, "slow" */
 
 static void check_format(const struct scan *sc, const struct lopt *opts, const struct cli_args *a)
 {
@@ -189,7 +192,8 @@ static void check_probe(int argc, char **argv, const struct cli_args *a)
 		{ "help", false }, { "serial", false }, { "kernel-window", false },
 		{ "no-cache", false }, { "json", false }, { "per-cpu", false }, { "format", true },
 		{ "cpus", true }, { "budget-ms", true }, { "smt", true },
-		{ "unaligned-scalar-speed", true }, { NULL, false },
+		{ "unaligned-scalar-speed", true }, { "unaligned-vector-speed", true },
+		{ "system", false }, { NULL, false },
 	};
 	const struct hwt_misaligned_opts *o = &a->probe;
 	struct scan sc;
@@ -203,6 +207,17 @@ static void check_probe(int argc, char **argv, const struct cli_args *a)
 	FUZZ_ASSERT(sc.npos == 0, "probe accepted the operand '%s'", sc.pos[0]);
 	FUZZ_ASSERT(given(&sc, opts, "unaligned-scalar-speed") || env_speed_ok(),
 		    "probe ran with a bad HWTUNE_UNALIGNED_SCALAR_SPEED and no flag");
+	FUZZ_ASSERT(given(&sc, opts, "unaligned-vector-speed") || env_vspeed_ok(),
+		    "probe ran with a bad HWTUNE_UNALIGNED_VECTOR_SPEED and no flag");
+	FUZZ_ASSERT(o->vector_override_speed == 0 ||
+			    (o->vector_override_speed >= HWT_MISALIGNED_SLOW &&
+			     o->vector_override_speed <= HWT_MISALIGNED_UNSUPPORTED),
+		    "vector override %d", (int)o->vector_override_speed);
+	FUZZ_ASSERT(a->system == given(&sc, opts, "system"), "system %d", a->system);
+	FUZZ_ASSERT(!a->system || (!a->have_cpus && !o->override_speed && !o->vector_override_speed &&
+				   !(o->flags & HWT_MISALIGNED_NO_CACHE)),
+		    "--system with --cpus, an override or --no-cache");
+	FUZZ_ASSERT(!o->root && !o->runtime_dir, "probe root or runtime dir set by the parse");
 	check_format(&sc, opts, a);
 	FUZZ_ASSERT(!(o->flags & ~known), "probe flags 0x%x", o->flags);
 	FUZZ_ASSERT(o->budget_us == 0 || (o->budget_us >= 1000 &&
@@ -331,22 +346,27 @@ static void check_main(int argc, char **argv, const struct cli_args *a)
 	FUZZ_ASSERT(sc.npos == 0, "the main job accepted the operand '%s'", sc.pos[0]);
 	FUZZ_ASSERT(!given(&sc, opts, "version") && !given(&sc, opts, "help"),
 		    "the main job runs after --version or --help");
-	FUZZ_ASSERT(env_speed_ok() && env_msi_ok(), "the main job runs with a bad environment");
+	FUZZ_ASSERT(env_speed_ok() && env_msi_ok() && env_vspeed_ok(),
+		    "the main job runs with a bad environment");
 	check_format(&sc, opts, a);
 	FUZZ_ASSERT(a->probe.flags == (given(&sc, opts, "no-cache") ? HWT_MISALIGNED_NO_CACHE : 0u),
 		    "main job flags 0x%x", a->probe.flags);
-	FUZZ_ASSERT(a->json == json && a->per_cpu == per_cpu && a->prom == prom,
-		    "main job json %d per_cpu %d prom %d", a->json, a->per_cpu, a->prom);
 	FUZZ_ASSERT(a->probe.override_speed == 0 ||
 			    (a->probe.override_speed >= HWT_MISALIGNED_SLOW &&
 			     a->probe.override_speed <= HWT_MISALIGNED_UNSUPPORTED),
 		    "override %d", (int)a->probe.override_speed);
+	FUZZ_ASSERT(a->probe.vector_override_speed == 0 ||
+			    (a->probe.vector_override_speed >= HWT_MISALIGNED_SLOW &&
+			     a->probe.vector_override_speed <= HWT_MISALIGNED_UNSUPPORTED),
+		    "vector override %d", (int)a->probe.vector_override_speed);
+	FUZZ_ASSERT(!a->system, "the main job with --system");
 }
 
 static void set_env(unsigned sel)
 {
 	static const char *const speed[] = { NULL, "fast", "bogus", "" };
 	static const char *const msi[] = { NULL, "1", "0", "yes" };
+	static const char *const vspeed[] = { NULL, "slow", "bogus", "" };
 
 	env_sel = sel;
 
@@ -358,6 +378,10 @@ static void set_env(unsigned sel)
 		setenv("HWTUNE_DISABLE_MSIPOLLING", msi[sel >> 2 & 3], 1);
 	else
 		unsetenv("HWTUNE_DISABLE_MSIPOLLING");
+	if (vspeed[sel >> 4 & 3])
+		setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", vspeed[sel >> 4 & 3], 1);
+	else
+		unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
 }
 
 static size_t count_char(const char *s, size_t n, char ch)
@@ -437,7 +461,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    "a second parse answered %d, not %d", r2, r);
 	if (r == CLI_RUN) {
 		FUZZ_ASSERT(a.run == b.run && a.json == b.json && a.have_cpus == b.have_cpus &&
-				    a.per_cpu == b.per_cpu && a.prom == b.prom &&
+				    a.per_cpu == b.per_cpu && a.prom == b.prom && a.system == b.system &&
 				    !memcmp(&a.probe, &b.probe, sizeof(a.probe)) &&
 				    !memcmp(&a.cmdq, &b.cmdq, sizeof(a.cmdq)) &&
 				    !memcmp(a.dw, b.dw, sizeof(a.dw)) && a.cpus.n == b.cpus.n &&

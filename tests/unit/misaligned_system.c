@@ -104,8 +104,21 @@ TEST(system_round_trip)
 		ASSERT_EQ(back.cpu[i].vector.ratio_x100, 900);
 		ASSERT_EQ(back.cpu[i].ratio_x100, r.cpu[i].ratio_x100);
 		ASSERT_EQ(back.cpu[i].source, HWT_MISALIGNED_FROM_SYSTEM);
+		ASSERT_EQ(back.cpu[i].vector_source, HWT_MISALIGNED_FROM_SYSTEM);
 	}
 	ASSERT_EQ(back.summary, HWT_MISALIGNED_UNKNOWN); /* fast and slow */
+	ASSERT_EQ(back.vector_summary, HWT_MISALIGNED_FAST);
+	hwt_misaligned_report_free(&back);
+	/* a vector override is not a measurement either */
+	r.cpu[1].vector_source = HWT_MISALIGNED_FROM_OVERRIDE;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	r.cpu[1].vector_source = HWT_MISALIGNED_MEASURED;
+	/* nothing the file keeps (vector results unknown): the good file stays */
+	for (unsigned i = 0; i < r.n; i++)
+		r.cpu[i].vector.speed = HWT_MISALIGNED_UNKNOWN;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_EQ(back.n, 3);
 	hwt_misaligned_report_free(&back);
 	/* an override is not a measurement */
 	r.source = HWT_MISALIGNED_FROM_OVERRIDE;
@@ -370,6 +383,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_OK(hwt_misaligned_self(&o, &r));
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_SYSTEM);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST); /* make_report's vector verdict */
 	ASSERT_EQ(r.n, v.allowed.n);
 	ASSERT_EQ(r.system_status, 0);
 	hwt_misaligned_report_free(&r);
@@ -382,6 +396,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_EQ(r.system_status, -EPERM);
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_CACHE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST);
 	hwt_misaligned_report_free(&r);
 
 	/* no system file: the user cache */
@@ -406,6 +421,14 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_OVERRIDE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_FAST);
 	hwt_misaligned_report_free(&r);
+	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
+	/* the vector variable alone is an override too: the files are not read */
+	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "slow", 1);
+	ASSERT_OK(hwt_misaligned_self(&o, &r));
+	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_SLOW);
+	ASSERT_TRUE(r.summary != HWT_MISALIGNED_UNSUPPORTED); /* measured, not the system file */
+	hwt_misaligned_report_free(&r);
+	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
 	env_teardown(&v);
 }
 
@@ -480,6 +503,31 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 	hwt_misaligned_report_free(&r);
 	o.override_speed = HWT_MISALIGNED_FAST;
 	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	o.override_speed = 0;
+	o.vector_override_speed = HWT_MISALIGNED_FAST;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	o.vector_override_speed = 0;
+	o.flags = HWT_MISALIGNED_NO_VECTOR;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
+	rm_tree(d);
+}
+
+TEST_TIMEOUT(system_folder_is_readable_whatever_the_umask, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r;
+	char *d = tmpdir(), sub[512];
+	struct stat st;
+	mode_t old;
+
+	snprintf(sub, sizeof(sub), "%s/run", d);
+	o.runtime_dir = sub;
+	old = umask(077);
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	umask(old);
+	hwt_misaligned_report_free(&r);
+	ASSERT_EQ(stat(sub, &st), 0);
+	ASSERT_EQ(st.st_mode & 07777, 0755);
 	rm_tree(d);
 }
 

@@ -76,8 +76,6 @@ TEST(vector_override_from_environment)
 
 	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
 	ASSERT_EQ(hwt_misaligned_env_vector_override(&bad), 0);
-	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "", 1);
-	ASSERT_EQ(hwt_misaligned_env_vector_override(&bad), 0);
 	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "slow", 1);
 	ASSERT_EQ(hwt_misaligned_env_vector_override(&bad), HWT_MISALIGNED_SLOW);
 	/* the scalar variable is another one */
@@ -88,6 +86,9 @@ TEST(vector_override_from_environment)
 	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "emulated", 1); /* not a vector word */
 	ASSERT_EQ(hwt_misaligned_env_vector_override(&bad), -EINVAL);
 	ASSERT_STR_EQ(bad, "emulated");
+	setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", "", 1); /* empty is invalid, as for the scalar one */
+	ASSERT_EQ(hwt_misaligned_env_vector_override(&bad), -EINVAL);
+	ASSERT_STR_EQ(bad, "");
 	unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
 }
 

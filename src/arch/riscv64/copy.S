@@ -111,8 +111,15 @@ hwt__copy_rvv_bytes_unaligned:
 	.hidden	hwt__touch_rvv
 	.type	hwt__touch_rvv, @function
 hwt__touch_rvv:
-	vsetvli	t0, zero, e8, m1, ta, ma
-	ret
+	/* The copy loops need e64, LMUL 4, vl 8 (VLEN >= 128).  An embedded
+	 * subset (Zve32x: no e64, vill set and vl 0; Zve64x with VLEN 64: vl 4)
+	 * gets an illegal instruction here, so it counts as no unit, not as a
+	 * misaligned-access fault or a short copy. */
+	vsetivli t0, 8, e64, m4, ta, ma
+	li	t1, 8
+	beq	t0, t1, 1f
+	unimp
+1:	ret
 	.size	hwt__touch_rvv, .-hwt__touch_rvv
 	.option	pop
 

@@ -31,6 +31,8 @@ static bool have_avx2(void)
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))
 		return false; /* no OSXSAVE: xgetbv itself would fault */
+	if (!(c & (1u << 28)))
+		return false; /* no AVX (a VM may mask it and leave the AVX2 bit) */
 	if ((xcr0() & 6) != 6)
 		return false; /* the OS does not save XMM and YMM state */
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
