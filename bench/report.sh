@@ -406,14 +406,15 @@ given 64 CPUs (one pinned thread per CPU). The overhead grows with the thread co
 CPUs in 2023 (~0.06 s per CPU, SG2042); its parallel fix (v6.7) probes all CPUs at once, and the
 newest kernels use a 2 x 8 ms window per CPU. The budget is a cap: the default probe stops once its
 minimum is stable, so larger budgets cost little more when the machine is quiet. "busy": a thread
-spinning on the last allowed CPU during the runs.
+spinning on the last allowed CPU during the runs. The kernel window applies to every unit the
+probe times (the scalar copy and each vector unit: 2 x 8 ms each), so its per-CPU time is about
+16 ms per unit (three units on x86_64 with AVX2: scalar, SSE2, AVX2).
 
 
 ## What the run took
 
 $(if [ -s "$dir/elapsed_s" ]; then echo "All benchmarks: $(cat "$dir/elapsed_s") s of wall time ($( [ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo "full run"))."; fi)
 Per benchmark (its own \`wall_s\`): $(for f in "$dir"/*.json; do J '/"wall_s":/ { printf "%s %s s; ", F, num($0, "wall_s"); exit }' "$f" | sed "s|^ |$(basename "${f%.json}") |"; done)
-A full \`make bench\` took 147 s on the loaded 2-CPU machine of the smoke run; \`BENCH_QUICK=1\` about 70 s.
 EOF
 } > "$doc.tmp"
 mv "$doc.tmp" "$doc"
