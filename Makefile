@@ -17,7 +17,10 @@
 #                                the systemd unit hwtune-probe.service (not enabled; SYSTEMDUNITDIR)
 #   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
-#   make bench-deps              install the benchmark peers (dpdk-dev, libck-dev; apt-get)
+#   make bench [BENCH_QUICK=1]   every benchmark: JSON in bench/results/<date>-<host>/, plots,
+#                                docs/benchmarks.md (~5-10 min; quick ~1 min); make bench-report
+#                                [RESULTS=dir] regenerates the plots and the page from the JSON
+#   make bench-deps              install the benchmark peers and gnuplot (dpdk-dev, libck-dev, liburcu-dev, gnuplot-nox; apt-get)
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -112,7 +115,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run examples man-lint check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
-	bench-cmdq rmw-count rmw-list soak \
+	bench-cmdq bench-sync bench-report bench-check rmw-count rmw-list soak \
 	deps bench-deps clean install uninstall
 .DELETE_ON_ERROR:
 # No "Entering directory" lines on stdout (make -C DIR bench-probe > file).
@@ -177,7 +180,28 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
-bench: $(BENCH_BINS)
+# make bench: every benchmark (bench/run.sh), JSON per run in
+# bench/results/<date>-<host>/, plots and docs/benchmarks.md (bench/report.sh).
+# BENCH_QUICK=1: short runs (~1 min) to validate the harness.  Never in make check.
+BENCH_QUICK ?= 0
+bench: $(BENCH_BINS) $(BUILD)/bench/bench_cmdq $(BUILD)/hwtune
+	BENCH_QUICK=$(BENCH_QUICK) sh bench/run.sh $(BUILD)
+
+# Regenerate the plots and docs/benchmarks.md from one results folder
+# (default: the newest under bench/results/).
+RESULTS ?= $(lastword $(sort $(wildcard bench/results/*-*)))
+bench-report:
+	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
+	sh bench/report.sh $(RESULTS)
+
+# Check a results folder (machine facts, CDFs, every case present).
+bench-check:
+	@if [ -z "$(RESULTS)" ]; then echo "make bench-check: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
+	sh bench/check.sh $(RESULTS)
+
+# The empty-queue CMD_SYNC latency CDF, MSI vs CONS vs the floor (JSON).
+bench-sync: $(BUILD)/bench/bench_sync
+	./$(BUILD)/bench/bench_sync
 
 # Locked read-modify-writes per call of the queue, counted by single-stepping
 # (x86_64), with the functions they are in; rmw-list lists the atomic RMW
@@ -210,7 +234,7 @@ $(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tool
 		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/')}; do \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
 		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
@@ -356,12 +380,12 @@ deps:
 		libasan8 libubsan1 libclang-rt-14-dev \
 		libck-dev spin pkgconf mandoc
 
-# The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring).
+# The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make bench-deps: run as root (apt-get)" >&2; exit 1; fi
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		dpdk-dev libck-dev pkgconf
+		dpdk-dev libck-dev liburcu-dev gnuplot-nox pkgconf
 
 # --- install ------------------------------------------------------------------
 PREFIX ?= /usr/local

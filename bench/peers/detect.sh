@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Which peers of bench_cmdq build with the C compiler $1 (a compile-and-link
 # test each).  Prints shell assignments for the bench-cmdq Makefile rule:
-#   DEFS (-DHAVE_DPDK -DHAVE_CK), DPDK_CFLAGS, PEER_LIBS, SKIPPED.
+#   DEFS (-DHAVE_DPDK -DHAVE_CK -DHAVE_URCU), DPDK_CFLAGS, PEER_LIBS, SKIPPED.
 # Never fails: a missing peer is only reported.
 cc=${1:-cc}
 tmp=$(mktemp -d) || exit 1
@@ -36,6 +36,31 @@ if $cc -std=c11 -D_GNU_SOURCE "$tmp/c.c" -o "$tmp/c" >/dev/null 2>&1; then
 else
 	skipped="$skipped ck_ring:libck-dev"
 fi
+
+# liburcu's wfcqueue: out-of-line functions in liburcu-common (the
+# liburcu-cds pkg-config module lists it).
+cat > "$tmp/u.c" <<'C'
+#include <urcu/wfcqueue.h>
+static struct __cds_wfcq_head h;
+static struct cds_wfcq_tail t;
+static struct cds_wfcq_node n;
+int main(void)
+{
+	__cds_wfcq_init(&h, &t);
+	cds_wfcq_node_init(&n);
+	cds_wfcq_enqueue(&h, &t, &n);
+	return __cds_wfcq_dequeue_nonblocking(&h, &t) != &n;
+}
+C
+ulibs=$(pkg-config --libs liburcu-cds 2>/dev/null)
+for l in "-lurcu-common" "$ulibs"; do
+	[ -n "$l" ] || continue
+	if $cc -std=c11 -D_GNU_SOURCE "$tmp/u.c" -o "$tmp/u" $l >/dev/null 2>&1; then
+		defs="$defs -DHAVE_URCU" libs="$libs $l"
+		break
+	fi
+done
+case $defs in *HAVE_URCU*) ;; *) skipped="$skipped urcu_wfcq:liburcu-dev" ;; esac
 
 printf "DEFS='%s'\nDPDK_CFLAGS='%s'\nPEER_LIBS='%s'\nSKIPPED='%s'\n" \
 	"${defs# }" "$dpdk_cflags" "${libs# }" "${skipped# }"

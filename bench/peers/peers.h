@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_MAX_PROD 8
+#define BENCH_MAX_PROD 16 /* a power of two */
 #define BENCH_CONS_BURST 32 /* ring consumers dequeue up to this per call */
 
 /* Elements are 16-byte commands, as hwt_cmdq carries them (struct hwt_cmdq_cmd). */
@@ -93,6 +93,9 @@ extern const struct bench_queue_ops bench_dpdk_ops;
 #ifdef HAVE_CK
 extern const struct bench_queue_ops bench_ck_ops;
 #endif
+#ifdef HAVE_URCU
+extern const struct bench_queue_ops bench_urcu_ops;
+#endif
 
 /* --- rings (ring.c) ------------------------------------------------------- */
 
@@ -104,6 +107,9 @@ struct bench_ring_ops {
 	void (*destroy)(void *r);
 	/* Up to n elements (any producer thread); returns how many went in. */
 	unsigned (*enqueue)(void *r, const struct hwt_cmdq_cmd *e, unsigned n);
+	/* Optional, used instead of enqueue when set: the same from producer
+	 * id (< BENCH_MAX_PROD), for queues that keep per-producer memory. */
+	unsigned (*enqueue_id)(void *r, unsigned id, const struct hwt_cmdq_cmd *e, unsigned n);
 	/* Up to max elements (the one consumer thread); returns how many. */
 	unsigned (*dequeue)(void *r, struct hwt_cmdq_cmd *e, unsigned max);
 	/* enqueue/dequeue wait themselves (bounded, ~1 ms) when full/empty. */

@@ -107,7 +107,8 @@ int bench_ring_put(void *p, unsigned id, const struct hwt_cmdq_cmd *e, unsigned 
 	unsigned k = 0, waits = 0;
 
 	while (k < n) {
-		unsigned got = q->ops->enqueue(q->ring, e + k, n - k);
+		unsigned got = q->ops->enqueue_id ? q->ops->enqueue_id(q->ring, id, e + k, n - k)
+						  : q->ops->enqueue(q->ring, e + k, n - k);
 
 		k += got;
 		if (k < n && !got &&
