@@ -259,6 +259,21 @@ static void opt_str(struct json *j, const char *key, bool have, const char *v)
 		json_null(j);
 }
 
+
+/* A comma-separated list of names as a JSON array of strings. */
+static void json_name_list(struct json *j, const char *list)
+{
+	json_arr(j);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		char name[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		json_str(j, name);
+		p += n + (p[n] == ',');
+	}
+	json_close(j);
+}
 static void hwprobe_json(struct json *j, const char *key, int err, uint64_t v)
 {
 	json_key(j, key);
@@ -295,27 +310,9 @@ void report_kernel_json(struct json *j, const struct report_kernel *k)
 	else
 		json_bool(j, report_kernel_smmu(k));
 	json_key(j, "devices");
-	json_arr(j);
-	for (const char *p = k->smmus; *p;) {
-		size_t n = strcspn(p, ",");
-		char name[128];
-
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		json_str(j, name);
-		p += n + (p[n] == ',');
-	}
-	json_close(j);
+	json_name_list(j, k->smmus);
 	json_key(j, "iommus");
-	json_arr(j);
-	for (const char *p = k->iommus; *p;) {
-		size_t n = strcspn(p, ",");
-		char name[128];
-
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		json_str(j, name);
-		p += n + (p[n] == ',');
-	}
-	json_close(j);
+	json_name_list(j, k->iommus);
 	why[0] = 0;
 	if (k->iommu_err && k->iommu_err != -ENOENT)
 		snprintf(why, sizeof(why), IOMMU_DIR ": %s", strerror(-k->iommu_err));

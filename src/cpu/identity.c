@@ -6,6 +6,7 @@
  * parse leaves the field unknown: identity is information, not a
  * precondition.
  */
+#include "common/file.h"
 #include "hwtune/cpu.h"
 
 #include "arch/cputype.h"
@@ -20,54 +21,6 @@
 
 /* /proc/cpuinfo of 4096 x86 CPUs is ~6 MiB; more is not cpuinfo. */
 #define MAX_CPUINFO (16u << 20)
-
-/* The whole file, NUL-terminated (a NUL inside ends it early); caller frees. */
-static int slurp(const char *path, size_t max, char **text)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	int fd, r = 0;
-
-	*text = NULL;
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(buf);
-		return r;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (n + 1 == cap) {
-			char *p = cap < max ? realloc(buf, cap * 2) : NULL;
-
-			if (!p) {
-				r = cap < max ? -ENOMEM : -EFBIG;
-				break;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		got = read(fd, buf + n, cap - 1 - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			r = got < 0 ? -errno : 0;
-			break;
-		}
-		n += (size_t)got;
-	}
-	close(fd);
-	if (r) {
-		free(buf);
-		return r;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	return 0;
-}
 
 static int path_of(char *buf, const char *root, const char *fmt, int cpu)
 {
@@ -184,7 +137,7 @@ static bool in_list(const char *path, int cpu)
 	char *text;
 	bool in = false;
 
-	if (slurp(path, 1u << 20, &text))
+	if (hwt__read_file(path, 1u << 20, &text, NULL))
 		return false;
 	text[strcspn(text, "\n")] = '\0';
 	if (hwt_cpus_parse(text, &set) == 0)
@@ -202,7 +155,7 @@ static void arm_from_midr(const char *root, int cpu, struct hwt_cpu_ident *id, c
 
 	if (path_of(path, root, "/sys/devices/system/cpu/cpu%d/regs/identification/midr_el1",
 		    cpu) == 0 &&
-	    slurp(path, 4096, &text) == 0) {
+	    hwt__read_file(path, 4096, &text, NULL) == 0) {
 		bool ok = parse_u64(text, 16, &v) && v <= UINT32_MAX;
 
 		free(text);
@@ -340,7 +293,7 @@ static int read_cpuinfo(const char *root, char **text)
 	*text = NULL;
 	if (r)
 		return 0;
-	r = slurp(path, MAX_CPUINFO, text);
+	r = hwt__read_file(path, MAX_CPUINFO, text, NULL);
 	return r == -ENOMEM ? r : 0; /* no cpuinfo: identities stay unknown */
 }
 

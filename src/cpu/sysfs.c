@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Online CPUs and SMT siblings from sysfs, under a root that tests can fake. */
+#include "common/file.h"
 #include "hwtune/cpu.h"
 
 #include <dirent.h>
@@ -28,51 +29,14 @@ static int make_path(char *buf, const char *root, const char *fmt, int cpu)
 /* Whole file as a string without trailing whitespace; caller frees *text. */
 static int read_text(const char *path, char **text)
 {
-	size_t cap = 256, n = 0;
-	char *buf = malloc(cap);
-	int fd, r = 0;
+	size_t n;
+	int r = hwt__read_file(path, MAX_FILE, text, &n);
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(buf);
+	if (r)
 		return r;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (n + 1 == cap) {
-			char *p = cap < MAX_FILE ? realloc(buf, cap * 2) : NULL;
-
-			if (!p) {
-				r = cap < MAX_FILE ? -ENOMEM : -EFBIG;
-				break;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		got = read(fd, buf + n, cap - 1 - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = -errno;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (r) {
-		free(buf);
-		return r;
-	}
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+	while (n && ((*text)[n - 1] == '\n' || (*text)[n - 1] == ' ' || (*text)[n - 1] == '\t'))
 		n--;
-	buf[n] = '\0';
-	*text = buf;
+	(*text)[n] = '\0';
 	return 0;
 }
 

@@ -19,6 +19,7 @@
  * a format 1 file fails the first line's check and is replaced.  Writes go to a temporary file in the same
  * directory, then rename(): readers see the old file or the new one.
  */
+#include "common/file.h"
 #include "misaligned/misaligned.h"
 
 #include "arch/arch.h"
@@ -508,46 +509,14 @@ int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligne
 int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
 		     const struct hwt_misaligned_cpu *e, unsigned n)
 {
-	size_t plen = strlen(path), off = 0, len;
-	char *text, *tmp;
-	int fd, r;
+	size_t len;
+	char *text;
+	int r = hwt__cache_format(k, e, n, &text, &len);
 
-	r = hwt__cache_format(k, e, n, &text, &len);
-	if (r)
-		return r;
-	tmp = malloc(plen + 16);
-	if (!tmp) {
-		free(text);
-		return -ENOMEM;
-	}
-	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp); /* 0600 */
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (fchmod(fd, 0600))
-		r = -errno;
-	while (!r && off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			r = w < 0 ? -errno : -EIO;
-		else
-			off += (size_t)w;
-	}
-	/* No fsync: after a crash a torn file fails the trailer check and
+	/* Not durable: after a crash a torn file fails the trailer check and
 	 * costs one re-probe, which is cheaper than a sync on every write. */
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, path))
-		r = -errno;
-	if (r)
-		unlink(tmp);
-out:
-	free(tmp);
+	if (!r)
+		r = hwt__write_file_atomic(path, text, len, 0600, false);
 	free(text);
 	return r;
 }

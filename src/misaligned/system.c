@@ -14,6 +14,7 @@
  * verdict for the process under one mutex and answers for the calling
  * thread's CPUs at each call.
  */
+#include "common/file.h"
 #include "misaligned/misaligned.h"
 
 #include "arch/arch.h"
@@ -173,59 +174,14 @@ int hwt__system_path(const char *dir, bool create, char *buf, size_t len)
 int hwt__system_store(const char *path, const struct hwt__cache_key *k,
 		      const struct hwt_misaligned_cpu *e, unsigned n)
 {
-	size_t plen = strlen(path), off = 0, len;
-	char *text, *tmp, *slash;
-	int fd, r;
+	size_t len;
+	char *text;
+	int r = hwt__cache_format(k, e, n, &text, &len);
 
-	r = hwt__cache_format(k, e, n, &text, &len);
-	if (r)
-		return r;
-	tmp = malloc(plen + 16);
-	if (!tmp) {
-		free(text);
-		return -ENOMEM;
-	}
-	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (fchmod(fd, 0644))
-		r = -errno;
-	while (!r && off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			r = w < 0 ? -errno : -EIO;
-		else
-			off += (size_t)w;
-	}
-	/* Every reader of the system trusts this file: on disk before the
-	 * rename makes it visible, so a crash leaves the old one or the new. */
-	if (!r && fsync(fd))
-		r = -errno;
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, path))
-		r = -errno;
-	if (r) {
-		unlink(tmp);
-		goto out;
-	}
-	slash = strrchr(tmp, '/');
-	if (slash) {
-		*slash = '\0';
-		fd = open(slash == tmp ? "/" : tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			fsync(fd); /* the rename itself; best effort */
-			close(fd);
-		}
-	}
-out:
-	free(tmp);
+	/* Every reader of the system trusts this file: durable, so a crash
+	 * leaves the old one or the new one on disk. */
+	if (!r)
+		r = hwt__write_file_atomic(path, text, len, 0644, true);
 	free(text);
 	return r;
 }
