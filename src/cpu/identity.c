@@ -84,10 +84,11 @@ static const char *line_kv(const char *p, const char *e, char *key, size_t klen,
 	return nl < e ? nl + 1 : e;
 }
 
-/* The lines of cpu's "processor : N" block of /proc/cpuinfo. */
-static bool find_block(const char *text, int cpu, const char **b, const char **e)
+/* The lines of cpu's "processor : N" block of /proc/cpuinfo, searched from
+ * p (a block boundary) to the end of text. */
+static bool find_block_from(const char *p, int cpu, const char **b, const char **e)
 {
-	const char *p = text, *end = text + strlen(text);
+	const char *end = p + strlen(p);
 	char key[64], val[256];
 
 	*b = *e = NULL;
@@ -107,6 +108,18 @@ static bool find_block(const char *text, int cpu, const char **b, const char **e
 	}
 	*e = end;
 	return *b != NULL;
+}
+
+/* The same, from *hint (the end of the previous CPU's block: cpuinfo lists
+ * CPUs in ascending order, so a walk over an ascending set reads the file
+ * once), then from the start; *hint moves to the end of the block found. */
+static bool find_block(const char *text, const char **hint, int cpu, const char **b,
+		       const char **e)
+{
+	if (!find_block_from(*hint, cpu, b, e) && (*hint == text || !find_block_from(text, cpu, b, e)))
+		return false;
+	*hint = *e;
+	return true;
 }
 
 /* The value of key in [b, e), or false. */
@@ -269,13 +282,14 @@ static void describe(struct hwt_cpu_ident *id)
 		snprintf(id->core + n, len - (size_t)n, " (%s)", id->model);
 }
 
-static void ident_one(const char *root, const char *cpuinfo, int cpu, struct hwt_cpu_ident *id)
+static void ident_one(const char *root, const char *cpuinfo, const char **hint, int cpu,
+		      struct hwt_cpu_ident *id)
 {
 	const char *b = NULL, *e = NULL;
 
 	memset(id, 0, sizeof(*id));
 	id->cpu = cpu;
-	if (cpuinfo && !find_block(cpuinfo, cpu, &b, &e))
+	if (cpuinfo && !find_block(cpuinfo, hint, cpu, &b, &e))
 		b = e = NULL;
 	arm_from_midr(root, cpu, id, b, e);
 	if (id->kind == HWT_CPU_KIND_UNKNOWN && b)
@@ -300,6 +314,7 @@ static int read_cpuinfo(const char *root, char **text)
 HWT_API int hwt_cpu_identities(const char *root, const struct hwt_cpus *set,
 			       struct hwt_cpu_ident *out)
 {
+	const char *hint;
 	char *cpuinfo;
 	int r;
 
@@ -311,8 +326,9 @@ HWT_API int hwt_cpu_identities(const char *root, const struct hwt_cpus *set,
 	r = read_cpuinfo(root, &cpuinfo);
 	if (r)
 		return r;
+	hint = cpuinfo;
 	for (unsigned i = 0; i < set->n; i++)
-		ident_one(root, cpuinfo, set->cpu[i], &out[i]);
+		ident_one(root, cpuinfo, &hint, set->cpu[i], &out[i]);
 	free(cpuinfo);
 	return 0;
 }
