@@ -1112,8 +1112,6 @@ int probe_run(struct cli_args *a)
 		probe_print_human(stdout, &r, a->per_cpu);
 	}
 	hwt_misaligned_report_free(&r);
-	if (fflush(stdout))
-		return 1;
 	if (wret) {
 		system_path(path, sizeof(path), &a->probe);
 		cli_cmd_error("probe", "--system: cannot write %s: %s", path, strerror(-wret));

@@ -4,12 +4,16 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * The one place where stdout is checked: whatever a command printed (help,
  * version, a report), a failed write or flush is an error of the whole run
  * (exit 1, said on stderr), e.g. `hwtune cmdq >/dev/full`.  A run that has
- * failed already keeps its status.
+ * failed already keeps its status.  Not on a terminal, stdout keeps all of
+ * a run's output (reports are a few KiB) and writes it here, so the flush
+ * sees the write's own errno (ENOSPC, EPIPE...), which stdio forgets when
+ * a write fails inside printf.
  */
 static int finish_stdout(int status)
 {
@@ -29,7 +33,11 @@ static int finish_stdout(int status)
 int main(int argc, char **argv)
 {
 	struct cli_args a;
-	int r = cli_parse(argc, argv, &a);
+	int r;
+
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1u << 20);
+	r = cli_parse(argc, argv, &a);
 
 	if (r == CLI_RUN)
 		r = cli_run(&a);

@@ -228,6 +228,17 @@ if [ -w /dev/full ]; then
 	rc=$?
 	tap_ok "probe >/dev/full: exit 1 and 'write error'" \
 		eval 'status_is 1 && grep -q "^hwtune: write error: " "$err"'
+	# the write's own reason, also for an output larger than stdio's buffer
+	$HWTUNE probe --json --unaligned-scalar-speed=fast --unaligned-vector-speed=fast \
+		> /dev/full 2> "$err"
+	rc=$?
+	tap_ok "probe --json >/dev/full: 'No space left on device'" \
+		eval 'status_is 1 && grep -q "^hwtune: write error: No space left on device" "$err"'
+	HWTUNE_UNALIGNED_SCALAR_SPEED=fast HWTUNE_UNALIGNED_VECTOR_SPEED=fast HWTUNE_DISABLE_MSIPOLLING=1 \
+		$HWTUNE --json > /dev/full 2> "$err"
+	rc=$?
+	tap_ok "hwtune --json >/dev/full: 'No space left on device'" \
+		eval 'status_is 1 && grep -q "^hwtune: write error: No space left on device" "$err"'
 else
 	tap_skip "probe >/dev/full" "no writable /dev/full"
 fi
