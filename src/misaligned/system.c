@@ -409,6 +409,8 @@ static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts 
 	} else {
 		out->cache_off = true;
 		out->source = HWT_MISALIGNED_FROM_SYSTEM;
+		/* what a probe would have used, as a cached report says */
+		out->budget_us = opts->budget_us ? opts->budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US;
 	}
 	summarize(out);
 out:
