@@ -741,23 +741,6 @@ static void json_split(FILE *f, const struct hwt_misaligned_split *s)
 	fprintf(f, "}");
 }
 
-/* A JSON string: quote, backslash and control characters escaped. */
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, const char *core, bool last)
 {
 	char ratio[32];
@@ -795,7 +778,7 @@ static void json_cpu(FILE *f, const struct hwt_misaligned_cpu *c, const char *co
 	json_notes(f, c->notes);
 	fprintf(f, ",\n     \"core\": ");
 	if (core)
-		json_string(f, core);
+		json_put_string(f, core);
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\n     \"vector\": ");
@@ -821,7 +804,7 @@ static void json_groups(FILE *f, const struct probe_view *v)
 		if (hwt_cpus_format(&g->cpus, list, sizeof(list)) < 0)
 			snprintf(list, sizeof(list), "?");
 		fprintf(f, "%s\n    {\"cpus\": \"%s\", \"core\": ", k ? "," : "", list);
-		json_string(f, g->ident.core);
+		json_put_string(f, g->ident.core);
 		fprintf(f, ", \"speed\": \"%s\", \"vector_speed\": \"%s\", ",
 			hwt_misaligned_speed_name(g->speed), hwt_misaligned_speed_name(g->vector_speed));
 		json_ratio(f, "ratio_min", g->ratio_min_x100);
@@ -873,7 +856,7 @@ void probe_json(FILE *f, const struct hwt_misaligned_report *r)
 		fprintf(f, "null");
 	fprintf(f, ", \"system_status\": ");
 	if (r->system_status)
-		json_string(f, system_reason(r->system_status));
+		json_put_string(f, system_reason(r->system_status));
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\n  \"groups\": ");

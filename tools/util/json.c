@@ -76,7 +76,7 @@ void json_nl(struct json *j, const char *indent)
 	j->nl = indent;
 }
 
-static void put_str(FILE *f, const char *s)
+void json_put_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -95,7 +95,7 @@ static void put_str(FILE *f, const char *s)
 void json_key(struct json *j, const char *key)
 {
 	separate(j);
-	put_str(j->f, key);
+	json_put_string(j->f, key);
 	fputs(": ", j->f);
 	j->after_key = true;
 }
@@ -103,7 +103,7 @@ void json_key(struct json *j, const char *key)
 void json_str(struct json *j, const char *s)
 {
 	separate(j);
-	put_str(j->f, s);
+	json_put_string(j->f, s);
 }
 
 void json_u64(struct json *j, uint64_t v)

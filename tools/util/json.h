@@ -40,6 +40,9 @@ void json_key(struct json *j, const char *key);
 void json_nl(struct json *j, const char *indent);
 
 void json_str(struct json *j, const char *s);
+/* s as a JSON string (quote, backslash and control characters escaped),
+ * for code that prints JSON with fprintf. */
+void json_put_string(FILE *f, const char *s);
 void json_u64(struct json *j, uint64_t v);
 void json_int(struct json *j, long long v);
 void json_bool(struct json *j, bool v);
