@@ -37,17 +37,6 @@
 #include <unistd.h>
 
 #define MAGIC "hwtune-misaligned-cache 2\n"
-#define MAX_FILE (1u << 20)
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 0x100000001b3ull;
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ull
 
 /* Keep key values one token long so the line format stays unambiguous. */
 static void copy_token(char *dst, size_t len, const char *src)
@@ -99,7 +88,7 @@ static bool model_line(const char *l)
 static void model_hash(char *out, size_t len)
 {
 	enum { MAX_LINES = 64 };
-	uint64_t seen[MAX_LINES], h = fnv1a(FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
+	uint64_t seen[MAX_LINES], h = hwt__fnv1a(HWT__FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
 	unsigned nseen = 0;
 	FILE *f = fopen("/proc/cpuinfo", "re");
 	char line[512];
@@ -110,7 +99,7 @@ static void model_hash(char *out, size_t len)
 
 		if (!model_line(line))
 			continue;
-		lh = fnv1a(FNV_INIT, line, strlen(line));
+		lh = hwt__fnv1a(HWT__FNV_INIT, line, strlen(line));
 		for (i = 0; i < nseen && seen[i] != lh; i++)
 			;
 		if (i < nseen)
@@ -299,7 +288,7 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 	if (!num(&end, UINT32_MAX, &count, ' '))
 		return -EBADMSG;
 	snprintf(want, sizeof(want), "%016" PRIx64 "\n",
-		 fnv1a(FNV_INIT, text, (size_t)(trailer - text)));
+		 hwt__fnv1a(HWT__FNV_INIT, text, (size_t)(trailer - text)));
 	if (strcmp(end, want))
 		return -EBADMSG;
 
@@ -399,7 +388,7 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 		close(fd);
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
+	if (!S_ISREG(st.st_mode) || st.st_size > HWT__MISALIGNED_MAX_FILE) {
 		close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : !S_ISREG(st.st_mode) ? -EINVAL : -EFBIG;
 	}
@@ -493,7 +482,7 @@ int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligne
 		kept++;
 	}
 	if (!b.oom) {
-		uint64_t h = fnv1a(FNV_INIT, b.p, b.len);
+		uint64_t h = hwt__fnv1a(HWT__FNV_INIT, b.p, b.len);
 
 		put(&b, "end %u %016" PRIx64 "\n", kept, h);
 	}

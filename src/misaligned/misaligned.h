@@ -158,6 +158,18 @@ int hwt__cache_store(const char *path, const struct hwt__cache_key *k,
  * malloc'd, NUL-terminated, *len bytes; -ENOMEM), and what hwt__cache_load
  * makes of a file's len bytes (text[len] must be NUL): 0 with *out and *n
  * set, or an error with *out NULL and *n 0. */
+/* The cache and system files: at most this big, hashed with FNV-1a 64. */
+#define HWT__MISALIGNED_MAX_FILE (1u << 20)
+#define HWT__FNV_INIT 0xcbf29ce484222325ull
+static inline uint64_t hwt__fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+
 /* Whether the cache and system files keep this entry: a known scalar verdict
  * and vector results that are known (or can never be: no loop). */
 bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c);

@@ -32,18 +32,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define MAX_FILE (1u << 20)
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 0x100000001b3ull;
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ull
-
 /* One line of a small file under root, made one token long (the key format
  * is "name value"). */
 static int read_token(const char *root, const char *rel, char *dst, size_t len)
@@ -76,7 +64,7 @@ static int identities_hash(const char *root, char *out, size_t len)
 	char sys[PATH_MAX];
 	struct hwt_cpus set = HWT_CPUS_INIT;
 	struct hwt_cpu_ident *ids = NULL;
-	uint64_t *seen = NULL, h = fnv1a(FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
+	uint64_t *seen = NULL, h = hwt__fnv1a(HWT__FNV_INIT, HWT_ARCH_NAME, sizeof(HWT_ARCH_NAME));
 	unsigned nseen = 0;
 	int r;
 
@@ -106,7 +94,7 @@ static int identities_hash(const char *root, char *out, size_t len)
 				 " %u %u %s|%s", (int)d->kind, d->midr, d->mvendorid, d->marchid,
 				 d->mimpid, d->x86_family, d->x86_model, d->vendor, d->model);
 
-		lh = fnv1a(FNV_INIT, line, n > 0 ? (size_t)n : 0);
+		lh = hwt__fnv1a(HWT__FNV_INIT, line, n > 0 ? (size_t)n : 0);
 		for (j = 0; j < nseen && seen[j] != lh; j++)
 			;
 		if (j < nseen)
@@ -210,7 +198,7 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 		close(fd);
 		return -EPERM;
 	}
-	if (st.st_size > MAX_FILE) {
+	if (st.st_size > HWT__MISALIGNED_MAX_FILE) {
 		close(fd);
 		return -EBADMSG;
 	}
@@ -347,14 +335,6 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 
 /* --- the one-call answers -------------------------------------------------- */
 
-static struct hwt_misaligned_cpu *find(struct hwt_misaligned_cpu *e, unsigned n, int cpu)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (e[i].cpu == cpu)
-			return &e[i];
-	return NULL;
-}
-
 /* set's verdicts: the system file first (unless NO_CACHE/REFRESH), then
  * hwt_misaligned_probe (user cache, probe) for the CPUs it lacks. */
 static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
@@ -380,23 +360,27 @@ static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts 
 		r = -ENOMEM;
 		goto out;
 	}
-	for (unsigned i = 0; i < set->n && !r; i++) {
-		struct hwt_misaligned_cpu *s = find(sys.cpu, sys.n, set->cpu[i]);
-
-		if (s) {
-			out->cpu[i] = *s;
-		} else {
+	/* set and the file's entries are both ascending (the writer's order;
+	 * an entry out of order is only missed, and then probed) */
+	for (unsigned i = 0, k = 0; i < set->n && !r; i++) {
+		while (k < sys.n && sys.cpu[k].cpu < set->cpu[i])
+			k++;
+		if (k < sys.n && sys.cpu[k].cpu == set->cpu[i])
+			out->cpu[i] = sys.cpu[k];
+		else
 			r = hwt_cpus_add(&rest, set->cpu[i]);
-		}
 	}
 	if (!r && rest.n)
 		r = hwt_misaligned_probe(&rest, opts, &sub);
 	if (r)
 		goto out;
-	for (unsigned i = 0; i < sub.n; i++)
-		for (unsigned j = 0; j < set->n; j++)
-			if (set->cpu[j] == sub.cpu[i].cpu)
-				out->cpu[j] = sub.cpu[i];
+	/* set and sub (a probe of rest, a subset of set) are both ascending */
+	for (unsigned i = 0, j = 0; i < sub.n; i++) {
+		while (j < set->n && set->cpu[j] != sub.cpu[i].cpu)
+			j++;
+		if (j < set->n)
+			out->cpu[j] = sub.cpu[i];
+	}
 	if (rest.n) {
 		out->serial = sub.serial;
 		out->smt_apart = sub.smt_apart;
