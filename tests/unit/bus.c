@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The bus between a queue and its device (src/smmu/bus.h): one queue per
+/* The bus between a queue and its device (src/bus/bus.h): one queue per
  * device, detach only by the owner, queue enable and disable through the
  * CR0.CMDQEN / CR0ACK handshake, before start or while the device runs. */
 #include "harness/harness.h"
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "common/time.h"
-#include "smmu/bus.h"
+#include "bus/bus.h"
 
 static struct hwt_smmu_dev *new_dev(void)
 {

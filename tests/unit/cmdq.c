@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmdq/queue.h"
+#include "bus/queue.h"
 #include "common/ratelimit.h"
 #include "common/time.h"
 
