@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmdq/impl.h"
@@ -194,7 +193,8 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 	 */
 	do {
 		seen = st;
-		while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen) /* A_CALIB: R_CALIB */
+		/* A_CALIB: pairs with R_CALIB */
+		while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen)
 			hwt__backoff_wait(&b);
 	} while (st == CALIB_RUNNING);
 	return st == CALIB_DONE ? 0 : atomic_load_explicit(&q->calib_err, memory_order_relaxed);

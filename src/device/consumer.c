@@ -7,11 +7,12 @@
  *
  *   A_CR0    load of CR0 (seq_cst); pairs with R_CR0: CMDQ_BASE, PROD and
  *            CONS written before the enable are visible.
- *   R_ACK    store of CR0ACK (seq_cst); pairs with A_ACK (seq_cst): a driver
- *            that reads CMDQEN 0 knows we no longer touch queue memory or
- *            call its GERROR line.  seq_cst on both sides, so that a start
- *            racing a disable cannot let the consumer miss the disable (see
- *            hwt_smmu_dev_start()).
+ *   R_ACK    store of CR0ACK (seq_cst, in enable.c, which acts on CR0 and
+ *            sets up the consumer's view of the queue); pairs with A_ACK
+ *            (seq_cst, bus/regs.h): a driver that reads CMDQEN 0 knows we
+ *            no longer touch queue memory or call its GERROR line.  seq_cst
+ *            on both sides, so that a start racing a disable cannot let the
+ *            consumer miss the disable (see hwt_smmu_dev_start()).
  *   A_PROD   acquire load of PROD; pairs with R_PROD: every entry before
  *            PROD is written when we read it.
  *   R_CONS   release store of CONS; pairs with A_CONS: the commands behind
@@ -25,7 +26,7 @@
  *   R_GERR   release store of GERROR (after CONS.ERR); pairs with A_GERR.
  *   A_GERRN  acquire load of GERRORN; pairs with R_GERRN: an entry the
  *            driver rewrote before acknowledging is visible when we re-fetch.
- *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (device.c).
+ *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (src/bus/bus.c).
  *   S1..S4   the doorbell sleep with its barrier SB (bus/regs.h); V1/V2 the
  *            SEV (hwt__reg_sev).
  *

@@ -181,7 +181,8 @@ static void wake_measure(void)
 		atomic_store_explicit(&p->posted_ns, hwt__now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&p->word, 2 * done + 1, memory_order_seq_cst); /* R_POST */
 		hwt__futex_wake(&p->word, 1);
-		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) != 2 * done + 2 && /* A_DONE */
+		/* A_DONE */
+		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) != 2 * done + 2 &&
 		       wake_in_time(p))
 			sched_yield();
 		if (w != 2 * done + 2)

@@ -65,10 +65,10 @@ TEST(second_queue_on_a_device_gets_ebusy)
 }
 
 /*
- * The bug this guards against: a second create on a device that has a queue
- * used to succeed, overwrite CMDQ_BASE and the GERROR handler, and its
- * destroy then disconnected the live queue's handler, so the live queue's
- * next sync after a fetch abort timed out.
+ * A second create on a device that has a queue is refused: were it to
+ * succeed, it would overwrite CMDQ_BASE and the GERROR handler, and its
+ * destroy would disconnect the live queue's handler, so the live queue's
+ * next sync after a fetch abort would time out.
  */
 TEST(a_refused_second_queue_leaves_the_first_working)
 {
