@@ -22,6 +22,24 @@
 
 /* ---- auto mode ---------------------------------------------------------------------- */
 
+/* The queue's info after its first successful use: both modes measured. */
+static void measured(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
+{
+	hwt_cmdq_get_info(q, info);
+	TLOG("%s", info->reason);
+	ASSERT_TRUE(info->measured);
+	ASSERT_GT(info->msi_ns, 0);
+	ASSERT_GT(info->sev_ns, 0);
+}
+
+/* A measured queue keeps working (100 syncs); then the device stops. */
+static void syncs_then_stop(struct hwt_smmu_dev *dev, struct hwt_cmdq *q)
+{
+	for (int i = 0; i < 100; i++)
+		ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(dev);
+}
+
 TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
 {
 	struct hwt_smmu_dev_config dc;
@@ -39,16 +57,10 @@ TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
 	hwt_cmdq_get_info(q, &info);
 	ASSERT_FALSE(info.measured);
 	ASSERT_OK(hwt_cmdq_sync(q));
-	hwt_cmdq_get_info(q, &info);
-	TLOG("%s", info.reason);
-	ASSERT_TRUE(info.measured);
-	ASSERT_GT(info.msi_ns, 0);
-	ASSERT_GT(info.sev_ns, 0);
+	measured(q, &info);
 	ASSERT_EQ(info.msipolling, info.msi_ns <= info.sev_ns);
 	ASSERT_TRUE(strstr(info.reason, "auto:") != NULL);
-	for (int i = 0; i < 100; i++)
-		ASSERT_OK(hwt_cmdq_sync(q));
-	hwt_smmu_dev_stop(dev);
+	syncs_then_stop(dev, q);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
 }
@@ -94,15 +106,9 @@ TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
 	ASSERT_TRUE(logged(&log, "auto polling: measurement failed"));
 	ASSERT_OK(hwt_smmu_dev_resume(dev));
 	ASSERT_OK(hwt_cmdq_sync(q));
-	hwt_cmdq_get_info(q, &info);
-	TLOG("%s", info.reason);
-	ASSERT_TRUE(info.measured);
-	ASSERT_GT(info.msi_ns, 0);
-	ASSERT_GT(info.sev_ns, 0);
+	measured(q, &info);
 	ASSERT_TRUE(strstr(info.reason, "not measured") == NULL);
-	for (int i = 0; i < 100; i++)
-		ASSERT_OK(hwt_cmdq_sync(q));
-	hwt_smmu_dev_stop(dev);
+	syncs_then_stop(dev, q);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
 }
