@@ -9,7 +9,7 @@
  * 16-byte little-endian entries, executes them in order against models of
  * the SMMU's caches, advances CONS once a command's effects are visible, and
  * completes CMD_SYNC by an MSI write, an SEV or a "wired interrupt" callback.
- * src/smmu/bus.h is all that a driver uses of a device.
+ * src/bus/bus.h is all that a driver uses of a device.
  *
  * Lifecycle:  config_default -> (edit) -> create -> start -> stop -> destroy;
  * a queue may be created and destroyed on it before start or while it runs

@@ -21,21 +21,14 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmdq/impl.h"
+#include "common/median.h"
 #include "common/time.h"
 
 #define CALIB_ROUNDS 9
 #define CALIB_SYNCS 200
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /*
  * Mean ns per empty-queue sync, median over rounds; modes interleaved so
@@ -72,18 +65,9 @@ static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns,
 	*rounds = late ? r - 1 : r; /* the round cut short does not count */
 	if (!*rounds)
 		return 0;
-	qsort(t[0], *rounds, sizeof(uint64_t), cmp_u64);
-	qsort(t[1], *rounds, sizeof(uint64_t), cmp_u64);
-	*msi_ns = t[0][*rounds / 2];
-	*sev_ns = t[1][*rounds / 2];
+	*msi_ns = hwt__median_u64(t[0], *rounds);
+	*sev_ns = hwt__median_u64(t[1], *rounds);
 	return 0;
-}
-
-bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q)
-{
-	uint32_t idr0 = hwt__reg_idr0(q->regs);
-
-	return (idr0 & HWT_SMMU_IDR0_MSI) && (idr0 & HWT_SMMU_IDR0_COHACC);
 }
 
 /* Measure both modes; with auto_poll, keep the faster.  The caller owns
@@ -209,7 +193,8 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 	 */
 	do {
 		seen = st;
-		while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen) /* A_CALIB: R_CALIB */
+		/* A_CALIB: pairs with R_CALIB */
+		while ((st = atomic_load_explicit(&q->calib, memory_order_acquire)) == seen)
 			hwt__backoff_wait(&b);
 	} while (st == CALIB_RUNNING);
 	return st == CALIB_DONE ? 0 : atomic_load_explicit(&q->calib_err, memory_order_relaxed);

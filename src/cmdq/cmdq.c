@@ -8,7 +8,8 @@
  *              one 64-bit atomic; prod is the allocation pointer (bit 31 =
  *              OWNED), cons a possibly stale copy of the device's CONS used
  *              only for space accounting, waiters the number of CMD_SYNC
- *              waiters (and space refreshers, while they refresh).  Space is reserved by compare-and-swap, which also
+ *              waiters (and space refreshers, while they refresh).
+ *              Space is reserved by compare-and-swap, which also
  *              registers the caller's CMD_SYNC (if any) as a waiter.
  *   valid      one bit per entry; a producer flips the bits of its entries
  *              once they are written.  The polarity flips each lap (valid =
@@ -35,16 +36,18 @@
  *                    older than the value that set cons (every write of
  *                    llq is an RMW, so an A_LLQ synchronises with every
  *                    earlier R_LLQ in the chain)
- *   R_PROD (smmu/regs.h)/A_PROD (device)  PROD publication -> device
+ *   R_PROD (bus/regs.h)/A_PROD (device)  PROD publication -> device
  *                                 reads entries
  *   R_CONS (device)/A_CONS        device executed -> CONS waiter, and
  *                                 -> space refresher (then R_LLQ)
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
- *   R_CALIB/A_CALIB (calib.c)     auto-mode measurement done (or failed,
- *                                 the mode restored) -> issuers
+ *   R_CALIB (calib.c)/A_CALIB (issue.c)  auto-mode measurement done (or
+ *                                 failed, the mode restored) -> issuers
  *
- * Setup, options and the GERROR handler are in setup.c, auto mode in
- * calib.c; the device is reached through smmu/bus.h only.
+ * The public issue calls are in issue.c, setup, options and the GERROR
+ * handler in setup.c, auto mode in calib.c, the log and the backoff in
+ * support.c (the files' order: impl.h); the device is reached through
+ * src/bus only.
  */
 #include <endian.h>
 #include <errno.h>
@@ -93,17 +96,6 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
 }
 
 /* --- waiting ------------------------------------------------------------ */
-
-void hwt__backoff_wait(struct hwt__backoff *b)
-{
-	if (b->n < 64)
-		hwt__cpu_relax();
-	else if (b->n < 128)
-		sched_yield();
-	else
-		hwt__sleep_ns(b->n < 256 ? 2000 : 50000);
-	b->n++;
-}
 
 /*
  * The waits of one call on the device (for space, then for its CMD_SYNC):
@@ -560,95 +552,3 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		return wait_for_sync(q, &w, hwt__q_inc(shift, sprod, n));
 	return 0;
 }
-
-/* --- public API ------------------------------------------------------------ */
-
-/* hwt_cmdq_issue, also saying whether the commands went into the queue. */
-static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync,
-		 bool *inserted)
-{
-	uint32_t calib;
-
-	if (!q || (n && !cmds) || n > (1u << q->shift) - sync) /* n + sync could wrap */
-		return -EINVAL;
-	if (n + sync == 0)
-		return 0;
-	/* A_CALIB: pairs with R_CALIB. */
-	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
-	if (calib != CALIB_NONE && calib != CALIB_DONE) { /* PENDING or RUNNING, any generation */
-		int err = hwt__cmdq_calibrate_first_use(q);
-
-		if (err)
-			return err; /* nothing inserted; a later use measures */
-	}
-	return hwt__cmdq_insert(q, cmds, n, sync, inserted);
-}
-
-int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
-{
-	return issue(q, cmds, n, sync, NULL);
-}
-
-int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
-{
-	return hwt_cmdq_issue(q, cmd, 1, false);
-}
-
-int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
-{
-	return hwt_cmdq_issue(q, cmd, 1, true);
-}
-
-int hwt_cmdq_sync(struct hwt_cmdq *q)
-{
-	return hwt_cmdq_issue(q, NULL, 0, true);
-}
-
-void hwt_cmdq_batch_init(struct hwt_cmdq_batch *b, struct hwt_cmdq *q)
-{
-	if (!b)
-		return;
-	b->q = q;
-	b->num = 0;
-}
-
-/*
- * A failed flush or submit leaves in the batch exactly the commands that
- * were not inserted (cmdq.h): all of them if it failed before reserving,
- * none if they went into the queue and only the CMD_SYNC failed.
- */
-int hwt_cmdq_batch_add(struct hwt_cmdq_batch *b, const struct hwt_cmdq_cmd *cmd)
-{
-	bool quirk, inserted = false;
-	int err;
-
-	if (!b || !b->q || !cmd || b->num > HWT_CMDQ_BATCH_ENTRIES)
-		return -EINVAL;
-	quirk = b->q->force_sync_at_63 && b->num == HWT_CMDQ_BATCH_ENTRIES - 1;
-
-	/* Full: flush without a sync (with one at 63 under the MMU-700
-	 * erratum). */
-	if (quirk || b->num == HWT_CMDQ_BATCH_ENTRIES) {
-		err = issue(b->q, b->cmds, b->num, quirk, &inserted);
-		if (!err || inserted)
-			b->num = 0;
-		if (err)
-			return err; /* cmd not added */
-	}
-	b->cmds[b->num++] = *cmd;
-	return 0;
-}
-
-int hwt_cmdq_batch_submit(struct hwt_cmdq_batch *b)
-{
-	bool inserted = false;
-	int err;
-
-	if (!b || !b->q || b->num > HWT_CMDQ_BATCH_ENTRIES)
-		return -EINVAL;
-	err = issue(b->q, b->cmds, b->num, true, &inserted);
-	if (!err || inserted)
-		b->num = 0;
-	return err;
-}
-

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inside the driver side: the queue object, shared by cmdq.c (the lock-free
- * protocol), setup.c (create/destroy, options, the GERROR handler) and
- * calib.c (auto mode).  The device is reached only through smmu/bus.h.
+ * Inside the driver side: the queue object, shared by the files of
+ * src/cmdq.  Each file calls only files below it (no loop):
+ *
+ *   issue.c    hwt_cmdq_issue, the batch      -> calib.c, cmdq.c
+ *   calib.c    auto mode (measure, choose)    -> cmdq.c, support.c
+ *   setup.c    create/destroy, options, the GERROR handler, info
+ *                                             -> support.c
+ *   cmdq.c     the lock-free insertion and CMD_SYNC waits -> support.c
+ *   support.c  log, backoff, MSI capability   (calls none)
+ *
+ * The device is reached only through src/bus (bus.h, regs.h, queue.h).
  */
 #ifndef HWT_CMDQ_IMPL_H
 #define HWT_CMDQ_IMPL_H
@@ -15,10 +23,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cmdq/queue.h"
+#include "bus/bus.h"
+#include "bus/queue.h"
 #include "common/cacheline.h"
 #include "common/ratelimit.h"
-#include "smmu/bus.h"
 
 /* auto_poll (calib.c): NONE (no auto mode) or PENDING -> RUNNING (one issuer
  * measures) -> DONE, or back to PENDING of the next generation when the
@@ -67,14 +75,17 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 			       HWT__CACHELINE,
 	       "each of the producers' hot words has a line of its own");
 
+/* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The count of messages the rate limit suppressed, if any, to stderr (at destroy). */
+void hwt__cmdq_log_flush(struct hwt_cmdq *q);
 
 /*
  * A wait on other producers of this process (owner hand-over, valid bits,
- * 4095 registered waiters, calibration): they are live threads that finish in bounded
- * time once they run, so there is no deadline, but after a short spin the
- * waiter yields and then sleeps, so a descheduled producer on a 2-core box
- * gets the CPU.
+ * 4095 registered waiters, calibration): they are live threads that finish
+ * in bounded time once they run, so there is no deadline, but after a short
+ * spin the waiter yields and then sleeps, so a descheduled producer on a
+ * 2-core box gets the CPU (support.c).
  */
 struct hwt__backoff {
 	unsigned n;
@@ -91,7 +102,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
  * 0, or the error of the measurement this call ran or waited for (then the
  * queue stays unmeasured and a later use tries again). */
 int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
-/* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC. */
+/* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC (support.c). */
 bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q);
 
 #endif

@@ -6,43 +6,12 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmdq/impl.h"
 #include "common/time.h"
-
-/* A hook gets every message; stderr gets them rate-limited (ratelimit.h). */
-static void print_suppressed(uint64_t missed)
-{
-	if (missed)
-		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
-}
-
-void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
-{
-	uint64_t missed;
-	char msg[256];
-	va_list ap;
-	bool ok;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (q->log) {
-		q->log(q->log_ctx, msg);
-		return;
-	}
-	pthread_mutex_lock(&q->log_lock);
-	ok = hwt__ratelimit_allow(&q->log_rl, hwt__now_ns(), &missed);
-	print_suppressed(missed);
-	if (ok)
-		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
-	pthread_mutex_unlock(&q->log_lock);
-}
-
 
 static const char *const cerror_names[] = {
 	[HWT_SMMU_CERROR_NONE] = "No error",
@@ -198,7 +167,7 @@ static void set_reason(struct hwt_cmdq *q, const struct hwt_cmdq_options *opts)
 
 static void free_queue(struct hwt_cmdq *q)
 {
-	print_suppressed(hwt__ratelimit_flush(&q->log_rl)); /* the queue has no other user now */
+	hwt__cmdq_log_flush(q); /* the queue has no other user now */
 	pthread_mutex_destroy(&q->log_lock);
 	pthread_mutex_destroy(&q->info_lock);
 	free(q->mem);

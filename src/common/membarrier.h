@@ -4,7 +4,7 @@
  * PRIVATE_EXPEDITED makes every running thread of the process execute a full
  * memory barrier, so the light side (a store, a compiler barrier, a load)
  * needs no fence of its own.  Where the kernel lacks it, both sides use
- * seq_cst instead (the caller decides once per object, see smmu/regs.h).
+ * seq_cst instead (the caller decides once per object, see bus/regs.h).
  */
 #ifndef HWT_COMMON_MEMBARRIER_H
 #define HWT_COMMON_MEMBARRIER_H

@@ -3,15 +3,16 @@
  * The software SMMU's command-queue consumer: the mirror of src/cmdq/cmdq.c.
  *
  * Ordering contract (labels name the partner on the driver's side of the
- * register file, smmu/regs.h and src/cmdq/):
+ * register file, bus/regs.h and src/cmdq/):
  *
  *   A_CR0    load of CR0 (seq_cst); pairs with R_CR0: CMDQ_BASE, PROD and
  *            CONS written before the enable are visible.
- *   R_ACK    store of CR0ACK (seq_cst); pairs with A_ACK (seq_cst): a driver
- *            that reads CMDQEN 0 knows we no longer touch queue memory or
- *            call its GERROR line.  seq_cst on both sides, so that a start
- *            racing a disable cannot let the consumer miss the disable (see
- *            hwt_smmu_dev_start()).
+ *   R_ACK    store of CR0ACK (seq_cst, in enable.c, which acts on CR0 and
+ *            sets up the consumer's view of the queue); pairs with A_ACK
+ *            (seq_cst, bus/regs.h): a driver that reads CMDQEN 0 knows we
+ *            no longer touch queue memory or call its GERROR line.  seq_cst
+ *            on both sides, so that a start racing a disable cannot let the
+ *            consumer miss the disable (see hwt_smmu_dev_start()).
  *   A_PROD   acquire load of PROD; pairs with R_PROD: every entry before
  *            PROD is written when we read it.
  *   R_CONS   release store of CONS; pairs with A_CONS: the commands behind
@@ -25,8 +26,8 @@
  *   R_GERR   release store of GERROR (after CONS.ERR); pairs with A_GERR.
  *   A_GERRN  acquire load of GERRORN; pairs with R_GERRN: an entry the
  *            driver rewrote before acknowledging is visible when we re-fetch.
- *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (device.c).
- *   S1..S4   the doorbell sleep with its barrier SB (smmu/regs.h); V1/V2 the
+ *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (src/bus/bus.c).
+ *   S1..S4   the doorbell sleep with its barrier SB (bus/regs.h); V1/V2 the
  *            SEV (hwt__reg_sev).
  *
  * Steps of the consumer loop:
@@ -74,17 +75,15 @@
 #include <errno.h>
 #include <sched.h>
 
-#define PREFETCH_AHEAD 128u   /* entries fetched ahead of the one executing */
 #define SEG_MAX 32u           /* per-command executors: entries per check */
 #define COST_SLICE_NS 100000u /* with cmd_cost_ns: cost spent per check at most */
-#define BE_BATCH 64u          /* big-endian hosts: handler_batch run (a copy) */
 #define SLEEP_NS 5000000u     /* every doorbell sleep is at most this */
 #define ERR_SLEEP_NS 1000000u /* sleeps while waiting for GERRORN */
 #define YIELD_AFTER_NS 2000u  /* idle spinning longer than this also yields */
 
-/* Queue entries are little-endian: on a little-endian host a run of them
- * is handed to handler_batch in place. */
-#define HOST_LE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+/* Queue entries are little-endian, as is every supported host: a run of
+ * them is handed to handler_batch in place. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "queue entries are read in place");
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -101,60 +100,10 @@ static inline uint32_t ctl_load(struct hwt_smmu_dev *dev)
 	return atomic_load_explicit(&dev->ctl, memory_order_relaxed);
 }
 
-static inline uint32_t cons_inc(const struct hwt_smmu_dev *dev, uint32_t cons)
+/* WRP|IDX k entries after p (bus/queue.h, as the driver counts). */
+static inline uint32_t cons_add(const struct hwt_smmu_dev *dev, uint32_t p, uint32_t k)
 {
-	return (cons + 1) & dev->ptr_mask;
-}
-
-/* ---- queue enable ------------------------------------------------------- */
-
-/* Read CMDQ_BASE and CONS; -EINVAL for a base that describes no queue. */
-static int queue_setup(struct hwt_smmu_dev *dev)
-{
-	/* Relaxed: A_CR0 (or, at start, the driver's R_CR0 before the call)
-	 * orders these after the driver's writes. */
-	uint64_t base = atomic_load_explicit(&dev->regs.cmdq_base, memory_order_relaxed);
-	unsigned log2size = (unsigned)(base & HWT__CMDQ_BASE_LOG2SIZE_MASK);
-	uint64_t addr = base & HWT__CMDQ_BASE_ADDR_MASK, bytes = 16ull << log2size;
-	uint32_t cons;
-	void *q;
-
-	if (!base || !addr ||
-	    (base & ~(HWT__CMDQ_BASE_ADDR_MASK | HWT__CMDQ_BASE_LOG2SIZE_MASK | HWT__CMDQ_BASE_RA)) ||
-	    log2size > dev->cfg.cmdqs || (addr & ((bytes < 32 ? 32 : bytes) - 1)) ||
-	    !(q = hwt__dev_translate(dev, addr, bytes)))
-		return -EINVAL;
-	dev->q = q;
-	dev->q_iova = addr;
-	dev->q_bytes = bytes;
-	dev->idx_mask = (1u << log2size) - 1;
-	dev->wrap_bit = 1u << log2size;
-	dev->ptr_mask = (2u << log2size) - 1;
-	dev->full_seen = false;
-	dev->atc_fail = false;
-	cons = atomic_load_explicit(&dev->regs.cons, memory_order_relaxed);
-	dev->cons_ovf = cons & HWT_SMMU_CMDQ_OVF;
-	dev->cons = cons & dev->ptr_mask;
-	dev->published = dev->cons;
-	return 0;
-}
-
-int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0)
-{
-	int err = 0;
-
-	dev->cr0 = cr0;
-	dev->on = false;
-	dev->err_pending = false; /* a pending error stays in GERROR */
-	if (cr0 & HWT_SMMU_CR0_CMDQEN) {
-		err = queue_setup(dev);
-		dev->on = !err;
-	}
-	dev->check_error = dev->on;
-	atomic_store_explicit(&dev->regs.cr0ack,
-			      (cr0 & ~HWT_SMMU_CR0_CMDQEN) | (dev->on ? HWT_SMMU_CR0_CMDQEN : 0),
-			      memory_order_seq_cst); /* R_ACK */
-	return err;
+	return hwt__q_inc(dev->shift, p, k);
 }
 
 /* Did the driver write CR0 since we last acted on it?  A plain look, from
@@ -204,7 +153,7 @@ static inline void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_
 	hwt__st_add(&dev->st.cons_updates, 1);
 	atomic_store_explicit(&dev->regs.cons,
 			      dev->cons_ovf | err << HWT_SMMU_CONS_ERR_SHIFT | cons,
-			      memory_order_release); /* R_CONS: pairs with A_CONS (smmu/regs.h) */
+			      memory_order_release); /* R_CONS: pairs with A_CONS (bus/regs.h) */
 	dev->published = cons;
 	if (__builtin_expect(dev->full_seen, 0))
 		not_full_sev(dev);
@@ -216,7 +165,7 @@ static inline void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_
  * Sit still while PAUSE is set.  parked = 1 tells hwt_smmu_dev_pause() that
  * no command is in flight; seq_cst on both sides of the ctl/parked pair.
  * CR0 is still acted on (enabling and disabling touch no queue memory).
- * Sleeps on the doorbell (S1..S4 of smmu/regs.h), which resume, stop and a
+ * Sleeps on the doorbell (S1..S4 of bus/regs.h), which resume, stop and a
  * CR0 write ring.  Returns false if asked to stop.
  */
 static bool park(struct hwt_smmu_dev *dev)
@@ -370,6 +319,21 @@ static void msi_abort(struct hwt_smmu_dev *dev)
 
 /* ---- execution ---------------------------------------------------------- */
 
+/*
+ * An injected ATC_INV timeout (hwt_smmu_dev_inject) hits the first ATC_INV
+ * executed after it: if dw is one and the request is in ctl (NULL: load it
+ * now), take the request and fail the next CMD_SYNC.  True if it hit dw.
+ */
+static bool atc_timeout_take(struct hwt_smmu_dev *dev, const uint64_t dw[2], const uint32_t *ctl)
+{
+	if (hwt_smmu_opcode(dw) != HWT_SMMU_OP_ATC_INV ||
+	    !((ctl ? *ctl : ctl_load(dev)) & HWT__CTL_INJ_ATC))
+		return false;
+	atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_INJ_ATC, memory_order_relaxed);
+	dev->atc_fail = true;
+	return true;
+}
+
 /* Execute one command other than CMD_SYNC.  Returns a CERROR. */
 static uint32_t execute(struct hwt_smmu_dev *dev, const uint64_t dw[2])
 {
@@ -378,10 +342,7 @@ static uint32_t execute(struct hwt_smmu_dev *dev, const uint64_t dw[2])
 
 	if (dev->cfg.cmd_cost_ns)
 		busy_ns(dev->cfg.cmd_cost_ns);
-	if (hwt_smmu_opcode(dw) == HWT_SMMU_OP_ATC_INV && (ctl_load(dev) & HWT__CTL_INJ_ATC)) {
-		atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_INJ_ATC, memory_order_relaxed);
-		dev->atc_fail = true;
-	}
+	atc_timeout_take(dev, dw, NULL);
 	if (dev->cfg.handler) {
 		r = dev->cfg.handler(dev->cfg.handler_ctx, dw);
 		return r >= HWT_SMMU_CERROR_NONE && r <= HWT_SMMU_CERROR_ATC_INV_SYNC
@@ -471,7 +432,7 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 			msi_write(dev, p, len, msidata);                       /* R_MSI */
 		}
 	}
-	publish_cons(dev, cons_inc(dev, cons), HWT_SMMU_CERROR_NONE); /* R_CONS */
+	publish_cons(dev, cons_add(dev, cons, 1), HWT_SMMU_CERROR_NONE); /* R_CONS */
 
 	if (msi) {
 		if (!p)
@@ -518,7 +479,7 @@ static unsigned exec_each(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned 
 		if (++unpub == batch) {
 			hwt__st_add(&dev->st.cmds, i + 1 - counted); /* before R_CONS */
 			counted = i + 1;
-			publish_cons(dev, (cons + i + 1) & dev->ptr_mask, HWT_SMMU_CERROR_NONE);
+			publish_cons(dev, cons_add(dev, cons, i + 1), HWT_SMMU_CERROR_NONE);
 			unpub = 0;
 		}
 	}
@@ -530,8 +491,8 @@ static unsigned exec_each(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned 
 
 /*
  * The same with handler_batch: one call for the entries before the first
- * CMD_SYNC among the n (in place on little-endian hosts; n <= BE_BATCH
- * otherwise), which end at the next cons_batch publication.  ctl is the
+ * CMD_SYNC among the n (in place), which end at the next cons_batch
+ * publication.  ctl is the
  * request word read before this segment: an ATC timeout injected before it
  * hits an ATC_INV of this call (as execute() does per command).
  */
@@ -539,7 +500,6 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
 			   uint32_t ctl, uint32_t *unpublished, uint32_t *err)
 {
 	const unsigned batch = dev->cfg.cons_batch;
-	uint64_t buf[HOST_LE ? 1 : BE_BATCH][2];
 	const uint64_t(*cmds)[2] = (const uint64_t(*)[2])e;
 	unsigned m, done = 0;
 	int r;
@@ -552,13 +512,6 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
 	}
 	if (!m)
 		return 0;
-	if (!HOST_LE) {
-		for (unsigned i = 0; i < m; i++) {
-			buf[i][0] = le64toh(e[2 * i]);
-			buf[i][1] = le64toh(e[2 * i + 1]);
-		}
-		cmds = (const uint64_t(*)[2])buf;
-	}
 	if (dev->cfg.cmd_cost_ns)
 		busy_ns(m * dev->cfg.cmd_cost_ns); /* m <= seg_max: at most max(cost, slice) */
 	r = dev->cfg.handler_batch(dev->cfg.handler_ctx, cmds, m, &done);
@@ -572,20 +525,15 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
 			done = m - 1;
 	}
 	if (__builtin_expect(ctl & HWT__CTL_INJ_ATC, 0)) {
-		for (unsigned i = 0; i < done + (r != HWT_SMMU_CERROR_NONE); i++) {
-			if (hwt_smmu_opcode(cmds[i]) == HWT_SMMU_OP_ATC_INV) {
-				atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_INJ_ATC,
-							  memory_order_relaxed);
-				dev->atc_fail = true;
+		for (unsigned i = 0; i < done + (r != HWT_SMMU_CERROR_NONE); i++)
+			if (atc_timeout_take(dev, cmds[i], &ctl))
 				break;
-			}
-		}
 	}
 	if (done)
 		hwt__st_add(&dev->st.cmds, done); /* before R_CONS */
 	*unpublished += done;
 	if (batch && *unpublished >= batch) {
-		publish_cons(dev, (cons + done) & dev->ptr_mask, HWT_SMMU_CERROR_NONE); /* R_CONS */
+		publish_cons(dev, cons_add(dev, cons, done), HWT_SMMU_CERROR_NONE); /* R_CONS */
 		*unpublished = 0;
 	}
 	return done;
@@ -598,16 +546,16 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
  */
 static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 {
-	const uint32_t start = dev->cons, total = (prod - start) & dev->ptr_mask;
-	const unsigned batch = dev->cfg.cons_batch;
-	const uint32_t entries = dev->idx_mask + 1;
+	const unsigned shift = dev->shift, batch = dev->cfg.cons_batch;
+	const uint32_t start = dev->cons, total = hwt__q_pos(shift, prod - start);
+	const uint32_t entries = 1u << shift;
 	uint32_t cons = start, unpublished = 0, pf = 0; /* pf: entries from start prefetched */
 
 	while (cons != prod) {
 		uint32_t c = ctl_load(dev), err = HWT_SMMU_CERROR_NONE;
-		uint32_t left = (prod - cons) & dev->ptr_mask, at = (cons - start) & dev->ptr_mask;
-		uint32_t n = entries - (cons & dev->idx_mask), pf_end;
-		const uint64_t *e = dev->q + 2 * (cons & dev->idx_mask);
+		uint32_t left = hwt__q_pos(shift, prod - cons), at = hwt__q_pos(shift, cons - start);
+		uint32_t n = entries - hwt__q_idx(shift, cons), pf_end;
+		const uint64_t *e = dev->q + 2 * hwt__q_idx(shift, cons);
 		unsigned k;
 
 		if (c & (HWT__CTL_STOP | HWT__CTL_PAUSE) || cr0_changed(dev))
@@ -619,7 +567,7 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 		}
 		/* the segment: up to the wrap and PROD; per command, seg_max
 		 * entries; for handler_batch, up to the next cons_batch
-		 * publication (and BE_BATCH on big-endian hosts) */
+		 * publication */
 		if (n > left)
 			n = left;
 		if (!dev->cfg.handler_batch || dev->cfg.cmd_cost_ns)
@@ -627,25 +575,19 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 		if (dev->cfg.handler_batch) {
 			if (batch && n > batch - unpublished)
 				n = batch - unpublished;
-			if (!HOST_LE && n > BE_BATCH)
-				n = BE_BATCH;
 		}
 		/* The producer just wrote these entries: fetch their lines (4
 		 * entries each) in parallel rather than one miss per line as we
 		 * meet them (measured: +35% commands/s at batches of 8 and 32),
-		 * PREFETCH_AHEAD entries past this segment but never past PROD:
-		 * a slot beyond it is one a producer is about to write. */
-		pf_end = at + n + PREFETCH_AHEAD < total ? at + n + PREFETCH_AHEAD : total;
-		if (pf < pf_end) {
-			for (; pf < pf_end; pf += 4)
-				__builtin_prefetch(dev->q + 2 * ((start + pf) & dev->idx_mask));
-			dev->prefetched = (start + pf - 4) & dev->ptr_mask;
-		}
+		 * up to hwt__dev_prefetch_end(), never past PROD. */
+		pf_end = hwt__dev_prefetch_end(at, n, total);
+		for (; pf < pf_end; pf += 4)
+			__builtin_prefetch(dev->q + 2 * hwt__q_idx(shift, start + pf));
 		/* executed commands are counted (once per segment or CONS store)
 		 * before any R_CONS covering them */
 		k = dev->cfg.handler_batch ? exec_batch(dev, e, n, cons, c, &unpublished, &err)
 					   : exec_each(dev, e, n, cons, &unpublished, &err);
-		cons = (cons + k) & dev->ptr_mask;
+		cons = cons_add(dev, cons, k);
 		if (err)
 			goto error;
 		if (k < n) { /* a CMD_SYNC at cons */
@@ -657,7 +599,7 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 			err = cmd_sync(dev, dw, cons); /* R_CONS */
 			if (err)
 				goto error;
-			cons = cons_inc(dev, cons);
+			cons = cons_add(dev, cons, 1);
 			unpublished = 0;
 		}
 		continue;
@@ -708,14 +650,14 @@ void *hwt__dev_consumer(void *arg)
 			wait_error_ack(dev);
 			continue;
 		}
-		prod = raw & dev->ptr_mask;
+		prod = hwt__q_pos(dev->shift, raw);
 		if (prod == dev->cons) {
 			doorbell_wait(dev, raw,
 				      atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed),
 				      SLEEP_NS);
 			continue;
 		}
-		if ((prod ^ dev->cons) == dev->wrap_bit)
+		if (hwt__q_full(dev->shift, prod, dev->cons))
 			dev->full_seen = true;
 		consume(dev, prod);
 	}

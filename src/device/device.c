@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The software SMMU's lifecycle and configuration, and the bus's
- * attachment (smmu/bus.h).  The consumer itself is in consumer.c, DMA
- * regions in dma.c, the cache models in model.c.
- *
- * R_IRQ / A_IRQ: the GERROR line (fn, ctx) published by attach, loaded by
- * the consumer before it calls it.
+ * The software SMMU's lifecycle and configuration.  The consumer itself is
+ * in consumer.c, the cache models in model.c; the bus's attachment and DMA
+ * map (src/bus/bus.c, dma.c) work on this object under its lock.
  */
 #include "device/impl.h"
 #include "arch/arch.h"
 #include "common/futex.h"
+#include "common/median.h"
 #include "common/time.h"
 
 _Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit is the architecture's");
@@ -143,19 +141,12 @@ out:
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static uint32_t wake_measured; /* under wake_ns()'s lock */
 
 static void wake_measure(void)
 {
 	struct wake_probe *p = calloc(1, sizeof(*p));
-	uint64_t lat[WAKE_ROUNDS];
+	uint64_t lat[WAKE_ROUNDS], med;
 	uint32_t done = 0, w = 0;
 	pthread_attr_t attr;
 	pthread_t th;
@@ -190,7 +181,8 @@ static void wake_measure(void)
 		atomic_store_explicit(&p->posted_ns, hwt__now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&p->word, 2 * done + 1, memory_order_seq_cst); /* R_POST */
 		hwt__futex_wake(&p->word, 1);
-		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) != 2 * done + 2 && /* A_DONE */
+		/* A_DONE */
+		while ((w = atomic_load_explicit(&p->word, memory_order_acquire)) != 2 * done + 2 &&
 		       wake_in_time(p))
 			sched_yield();
 		if (w != 2 * done + 2)
@@ -203,8 +195,8 @@ static void wake_measure(void)
 	wake_probe_put(p);
 	if (done < 3)
 		return;
-	qsort(lat, done, sizeof(lat[0]), cmp_u64);
-	wake_measured = (uint32_t)(lat[done / 2] < WAKE_MAX_NS ? lat[done / 2] : WAKE_MAX_NS);
+	med = hwt__median_u64(lat, done);
+	wake_measured = (uint32_t)(med < WAKE_MAX_NS ? med : WAKE_MAX_NS);
 }
 
 /* The futex wake-up of this machine (0: could not measure).  Measured at
@@ -277,76 +269,12 @@ void hwt_smmu_dev_get_config(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev
 		*cfg = dev->cfg;
 }
 
-struct hwt__smmu_regs *hwt__bus_regs(struct hwt_smmu_dev *dev)
-{
-	return &dev->regs;
-}
-
-static void set_gerror_line(struct hwt_smmu_dev *dev, void (*fn)(void *ctx), void *ctx)
-{
-	/* ctx first, then fn with release; the consumer loads fn with acquire
-	 * (A_IRQ pairs with this R_IRQ) and then ctx. */
-	atomic_store_explicit(&dev->gerror_ctx, ctx, memory_order_relaxed);
-	atomic_store_explicit(&dev->gerror_fn, fn, memory_order_release); /* R_IRQ */
-}
-
-int hwt__bus_attach(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx), void *ctx)
-{
-	int err = 0;
-
-	if (!owner)
-		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
-	if (dev->owner)
-		err = -EBUSY;
-	else
-		dev->owner = owner;
-	pthread_mutex_unlock(&dev->lock);
-	if (!err)
-		set_gerror_line(dev, irq, ctx);
-	return err;
-}
-
-int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
-			    void *ctx)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&dev->lock);
-	if (!owner || dev->owner != owner)
-		err = -EPERM;
-	else
-		set_gerror_line(dev, irq, ctx);
-	pthread_mutex_unlock(&dev->lock);
-	return err;
-}
-
-static void dev_free(struct hwt_smmu_dev *dev)
+/* The device object's memory: its cache models, its lock, itself. */
+void hwt__dev_free(struct hwt_smmu_dev *dev)
 {
 	hwt__model_destroy(&dev->model);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
-}
-
-int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
-{
-	bool last = false;
-	int err = 0;
-
-	pthread_mutex_lock(&dev->lock);
-	if (!owner || dev->owner != owner) {
-		err = -EPERM;
-	} else if (hwt__reg_cmdq_enabled(&dev->regs)) {
-		err = -EBUSY; /* the queue must be disabled first */
-	} else {
-		set_gerror_line(dev, NULL, NULL);
-		dev->owner = NULL;
-		last = dev->destroyed;
-	}
-	pthread_mutex_unlock(&dev->lock);
-	if (last)
-		dev_free(dev); /* hwt_smmu_dev_destroy() left it to us */
-	return err;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -498,7 +426,7 @@ void hwt_smmu_dev_destroy(struct hwt_smmu_dev *dev)
 	dev->destroyed = true;
 	pthread_mutex_unlock(&dev->lock);
 	if (!owned)
-		dev_free(dev);
+		hwt__dev_free(dev);
 }
 
 int hwt_smmu_dev_inject(struct hwt_smmu_dev *dev, enum hwt_smmu_fault fault)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the software SMMU: the device object, shared by device.c
- * (lifecycle, configuration, the bus's attachment), dma.c (DMA regions),
- * consumer.c (the command-queue consumer) and model.c (the cache models).
- * Nothing outside src/device includes this but white-box tests of the
- * device (tests/unit/device*.c); drivers see smmu/bus.h.
+ * (lifecycle, configuration), consumer.c (the command-queue consumer),
+ * model.c (the cache models) and the device's end of the bus
+ * (src/bus/bus.c: attachment; src/bus/dma.c: the DMA map).  Nothing else
+ * includes this but white-box tests of the device (tests/unit/device*.c);
+ * drivers see bus/bus.h.
  */
 #ifndef HWT_DEVICE_IMPL_H
 #define HWT_DEVICE_IMPL_H
@@ -17,7 +18,9 @@
 
 #include "hwtune/device.h"
 #include "hwtune/smmu_model.h"
-#include "smmu/bus.h"
+#include "bus/bus.h"
+#include "bus/dma.h"
+#include "bus/queue.h"
 
 /* ---- cache models (model.c) --------------------------------------------- */
 #define HWT__CFG_ENTRIES 256
@@ -64,21 +67,6 @@ void hwt__model_destroy(struct hwt__model *c);
  * Other opcodes drop nothing. */
 unsigned hwt__model_exec(struct hwt__model *c, const struct hwt_smmu_cmd *cmd);
 
-/* ---- DMA regions (dma.c) -------------------------------------------------- */
-/* A slot, rewritten under the device lock while others may translate
- * through it: a sequence lock (seq odd while the fields change). */
-struct hwt__region {
-	_Atomic uint32_t seq;
-	_Atomic uint32_t live;
-	_Atomic uint64_t iova;
-	_Atomic uint64_t len;
-	_Atomic(char *) va;
-};
-
-/* The address of [iova, iova + len) if one live region holds it, else NULL.
- * Any thread. */
-void *hwt__dev_translate(struct hwt_smmu_dev *dev, uint64_t iova, uint64_t len);
-
 /* ---- the device ------------------------------------------------------------ */
 
 /* ctl bits: requests from other threads to the consumer. */
@@ -111,9 +99,7 @@ struct hwt_smmu_dev {
 	 * (before the thread runs) or on the consumer thread. */
 	alignas(HWT__CACHELINE) const uint64_t *q; /* queue memory, 2 dwords per entry */
 	uint64_t q_iova, q_bytes;
-	uint32_t ptr_mask;    /* WRP | IDX bits */
-	uint32_t idx_mask;    /* IDX bits */
-	uint32_t wrap_bit;
+	unsigned shift;       /* LOG2SIZE: pointers are those of bus/queue.h */
 	uint32_t cons;        /* WRP | IDX of the next command */
 	uint32_t published;   /* WRP | IDX last stored to CONS */
 	uint32_t cons_ovf;    /* CONS bit 31, kept as found */
@@ -123,7 +109,6 @@ struct hwt_smmu_dev {
 	bool err_pending;     /* CONS.ERR raised, GERRORN not yet seen */
 	bool full_seen;       /* the queue was full at the last PROD read */
 	bool atc_fail;        /* an injected ATC_INV timeout awaits its CMD_SYNC */
-	uint32_t prefetched;  /* WRP | IDX of the last entry prefetched (for tests) */
 	uint32_t seg_max;     /* entries per check of ctl and CR0 (consumer.c) */
 	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
 	/* Set at create, read-only after. */
@@ -153,8 +138,24 @@ _Static_assert(offsetof(struct hwt_smmu_dev, ctl) - offsetof(struct hwt_smmu_dev
 		       HWT__CACHELINE,
 	       "consumer-private state shares a line with the requests other threads write");
 
+/* Free the device object (device.c): by destroy, or by the detach of the
+ * queue that still owned it (bus.c). */
+void hwt__dev_free(struct hwt_smmu_dev *dev);
+
 /* The consumer thread (consumer.c). */
 void *hwt__dev_consumer(void *dev);
+/*
+ * The end of the consumer's prefetch window for a segment [at, at + n) of a
+ * run of total entries (offsets from the run's start): HWT__PREFETCH_AHEAD
+ * entries past the segment, but never past the run's end, PROD: a slot
+ * beyond it is one a producer is about to write.
+ */
+#define HWT__PREFETCH_AHEAD 128u
+static inline uint32_t hwt__dev_prefetch_end(uint32_t at, uint32_t n, uint32_t total)
+{
+	return at + n + HWT__PREFETCH_AHEAD < total ? at + n + HWT__PREFETCH_AHEAD : total;
+}
+
 /* Entries per check of ctl and CR0 for a config (consumer.c). */
 uint32_t hwt__dev_seg_max(const struct hwt_smmu_dev_config *cfg);
 /*

@@ -15,7 +15,7 @@
 #ifndef HWT_TEST_TQ_H
 #define HWT_TEST_TQ_H
 
-#include "smmu/bus.h"
+#include "bus/bus.h"
 #include "hwtune/device.h"
 #include "hwtune/smmu_model.h"
 

@@ -160,7 +160,7 @@
 #define HALF (N / 2)
 #define LMIN (-100)                       /* INT32_MIN of the counter lock */
 
-/* src/cmdq/queue.h */
+/* src/bus/queue.h */
 #define WRP(p) ((p) & N)
 #define IDX(p) ((p) & (N - 1))
 #define POS(p) ((p) & (2 * N - 1))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The bus between a queue and its device (src/smmu/bus.h): one queue per
+/* The bus between a queue and its device (src/bus/bus.h): one queue per
  * device, detach only by the owner, queue enable and disable through the
  * CR0.CMDQEN / CR0ACK handshake, before start or while the device runs. */
 #include "harness/harness.h"
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "common/time.h"
-#include "smmu/bus.h"
+#include "bus/bus.h"
 
 static struct hwt_smmu_dev *new_dev(void)
 {
@@ -65,10 +65,10 @@ TEST(second_queue_on_a_device_gets_ebusy)
 }
 
 /*
- * The bug this guards against: a second create on a device that has a queue
- * used to succeed, overwrite CMDQ_BASE and the GERROR handler, and its
- * destroy then disconnected the live queue's handler, so the live queue's
- * next sync after a fetch abort timed out.
+ * A second create on a device that has a queue is refused: were it to
+ * succeed, it would overwrite CMDQ_BASE and the GERROR handler, and its
+ * destroy would disconnect the live queue's handler, so the live queue's
+ * next sync after a fetch abort would time out.
  */
 TEST(a_refused_second_queue_leaves_the_first_working)
 {

@@ -236,19 +236,21 @@ TEST(invalidate_tlbi_nh)
 	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x3ff000));
 	inval_case(&t, "NH_VA block", dw, BIT(T_NH_V1A2_BLOCK));
 	/* range: TG 4K, NUM 3, SCALE 0 -> 4 pages 0x10000..0x13fff: not 0x14000 */
-	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 3),
-	    TST_FV(SCALE, 0), TST_FV(TTL, 3), TST_FV(LEAF, 1));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1),
+		TST_FV(NUM, 3), TST_FV(SCALE, 0), TST_FV(TTL, 3), TST_FV(LEAF, 1));
 	inval_case(&t, "NH_VA range 4", dw, BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1_GLOBAL));
 	/* NUM 4 -> 5 pages: reaches 0x14000 */
-	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 4));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x10000), TST_FV(TG, 1),
+		TST_FV(NUM, 4));
 	inval_case(&t, "NH_VA range 5", dw,
 		   BIT(T_NH_V1A2_PAGE) | BIT(T_NH_V1A2_PAGE2) | BIT(T_NH_V1_GLOBAL));
 	/* range with SCALE: (0+1) << 5 = 32 pages of 64K from 0x200000 = 0x200000..0x3fffff */
-	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 3), TST_FV(NUM, 0),
-	    TST_FV(SCALE, 5));
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 3),
+		TST_FV(NUM, 0), TST_FV(SCALE, 5));
 	inval_case(&t, "NH_VA range scale", dw, BIT(T_NH_V1A2_BLOCK));
-	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 2), TST_FV(NUM, 0),
-	    TST_FV(SCALE, 8)); /* 256 x 16K = 4M: 0x200000..0x5fffff */
+	/* 256 x 16K = 4M: 0x200000..0x5fffff */
+	TST_ENC(dw, TLBI_NH_VA, TST_FV(VMID, 1), TST_FV(ASID, 2), TST_FV(ADDR, 0x200000), TST_FV(TG, 2),
+		TST_FV(NUM, 0), TST_FV(SCALE, 8));
 	inval_case(&t, "NH_VA range 16K", dw, BIT(T_NH_V1A2_BLOCK) | BIT(T_NH_V1A2_64K));
 	/* VAA: any ASID of VMID 1 at 0x10000 */
 	TST_ENC(dw, TLBI_NH_VAA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000));
@@ -281,7 +283,8 @@ TEST(invalidate_tlbi_el2_s2_nsnh)
 		   (all_nh & ~BIT(T_NH_V2A2_PAGE)) | BIT(T_S2_V1) | BIT(T_S2_V1_HI));
 	TST_ENC(dw, TLBI_S2_IPA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000));
 	inval_case(&t, "S2_IPA", dw, BIT(T_S2_V1));
-	TST_ENC(dw, TLBI_S2_IPA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 31), TST_FV(SCALE, 20));
+	TST_ENC(dw, TLBI_S2_IPA, TST_FV(VMID, 1), TST_FV(ADDR, 0x10000), TST_FV(TG, 1), TST_FV(NUM, 31),
+		TST_FV(SCALE, 20));
 	inval_case(&t, "S2_IPA range", dw, BIT(T_S2_V1) | BIT(T_S2_V1_HI));
 	tst_cmd_encode(dw, HWT_SMMU_OP_TLBI_NSNH_ALL, NULL, 0);
 	inval_case(&t, "NSNH_ALL", dw, all_nh | BIT(T_S2_V1) | BIT(T_S2_V1_HI) | BIT(T_S2_V2));
@@ -302,7 +305,8 @@ TEST(invalidate_atc)
 	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SSV, 1), TST_FV(SSID, 1), TST_FV(SIZE, 52));
 	inval_case(&t, "ATC_INV ssid all", dw, BIT(T_ATC_7_S1) | BIT(T_ATC_7_S1_FAR));
 	/* one page at 0x10000 */
-	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SSV, 1), TST_FV(SSID, 1), TST_FV(ADDR, 0x10000), TST_FV(SIZE, 0));
+	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(SSV, 1), TST_FV(SSID, 1), TST_FV(ADDR, 0x10000),
+		TST_FV(SIZE, 0));
 	inval_case(&t, "ATC_INV page", dw, BIT(T_ATC_7_S1));
 	/* SIZE 4: 16 pages, aligned down: 0x13000 -> 0x10000..0x1ffff */
 	TST_ENC(dw, ATC_INV, TST_FV(SID, 7), TST_FV(ADDR, 0x13000), TST_FV(SIZE, 4));

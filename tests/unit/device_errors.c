@@ -162,7 +162,7 @@ TEST(error_abt_retries_fetch)
 }
 
 /* A pause while an error waits for GERRORN must not end the error: after
- * resume the device still waits for the acknowledgement (it used to clear
+ * resume the device still waits for the acknowledgement (it does not clear
  * CONS.ERR and run on by itself). */
 TEST(pause_in_error_keeps_waiting_for_the_acknowledgement)
 {

@@ -371,7 +371,8 @@ TEST(names_both_ways)
 		ASSERT_EQ(hwt_smmu_op_by_name(ops[i].name), ops[i].op);
 		ASSERT_LT(n, sizeof(lower));
 		for (size_t k = 0; k <= n; k++)
-			lower[k] = (char)(ops[i].name[k] | (ops[i].name[k] >= 'A' && ops[i].name[k] <= 'Z' ? 0x20 : 0));
+			lower[k] = (char)(ops[i].name[k] |
+					  (ops[i].name[k] >= 'A' && ops[i].name[k] <= 'Z' ? 0x20 : 0));
 		ASSERT_EQ(hwt_smmu_op_by_name(lower), ops[i].op);
 	}
 	ASSERT_EQ(hwt_smmu_op_by_name("Cmd_Sync"), HWT_SMMU_OP_CMD_SYNC);

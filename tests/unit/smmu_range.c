@@ -33,7 +33,8 @@ TEST(atc_inv_span)
 	atc(0, ~0ull, 0, 52);
 	atc(0xfffffffffffff000ull, 0x2000, 0xfffffffffffff000ull, 0); /* clamped at the top */
 	for (int n = 0; n < 20000; n++) {
-		uint64_t addr = tst_rand(&s) >> (tst_rand(&s) % 64), size = (tst_rand(&s) >> (tst_rand(&s) % 64)) + 1;
+		uint64_t addr = tst_rand(&s) >> (tst_rand(&s) % 64);
+		uint64_t size = (tst_rand(&s) >> (tst_rand(&s) % 64)) + 1;
 		uint64_t last = addr + size - 1 < addr ? ~0ull : addr + size - 1;
 		struct hwt_smmu_cmd c;
 		uint64_t a, lg;

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* CPUID's hybrid core type on x86_64; -ENOSYS elsewhere. */
+/* CPUID's hybrid core type (arch/cputype.h); elsewhere arch/enosys.c. */
 #include "arch/cputype.h"
 
-#include <errno.h>
-#include <stddef.h>
-
-#if defined(__x86_64__) && !defined(HWT_ARCH_GENERIC)
 #include <cpuid.h>
+#include <stddef.h>
 
 int hwt__x86_core_type(void)
 {
@@ -20,9 +17,3 @@ int hwt__x86_core_type(void)
 	__cpuid_count(0x1a, 0, a, b, c, d);
 	return (int)(a >> 24);
 }
-#else
-int hwt__x86_core_type(void)
-{
-	return -ENOSYS;
-}
-#endif

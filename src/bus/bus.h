@@ -2,8 +2,12 @@
 /*
  * The bus between a driver (src/cmdq) and the software SMMU (src/device):
  * all that a driver may use of a device.  Besides these functions the two
- * sides share only queue memory and the register file (smmu/regs.h); the
- * driver never calls the device's lifecycle (start, stop) nor sees its state.
+ * sides share only queue memory, the register file (regs.h) and the queue
+ * pointers' arithmetic (queue.h); the driver never calls the device's
+ * lifecycle (start, stop) nor sees its state.
+ *
+ * src/bus/ is owned by neither side: both include its headers, and the
+ * device's end of these calls (bus.c, dma.c) works on the device object.
  *
  * Attachment.  One queue at a time drives a device: hwt__bus_attach()
  * records the owner and connects its GERROR line; a second attach gets
@@ -16,13 +20,13 @@
  * the low 30 bits of the virtual address, so a region keeps its natural
  * alignment (up to 1 GiB) in IOVA space; IOVAs are below 2^52.
  */
-#ifndef HWT_SMMU_BUS_H
-#define HWT_SMMU_BUS_H
+#ifndef HWT_BUS_H
+#define HWT_BUS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smmu/regs.h"
+#include "bus/regs.h"
 
 struct hwt_smmu_dev;
 

@@ -58,8 +58,8 @@
  * RMWs of the device's ctl word followed by the same DB2/DB3 (S3 reads ctl).
  * EVT uses the same pattern with evt_sleepers (W1/W2 against V1/V2 below).
  */
-#ifndef HWT_SMMU_REGS_H
-#define HWT_SMMU_REGS_H
+#ifndef HWT_BUS_REGS_H
+#define HWT_BUS_REGS_H
 
 #include <hwtune/smmu.h>
 #include <stdalign.h>

@@ -7,6 +7,7 @@
 #include "arch/hwprobe.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -50,15 +51,18 @@ static int query(int64_t key, int cpu, uint64_t *value)
 	return 0;
 }
 
-int hwt__hwprobe_scalar(int cpu)
+/* The speed 0..4 a misaligned key answers for one CPU, or a negative
+ * errno; with cpuperf, a kernel without the key is asked the deprecated
+ * CPUPERF_0 (the same values in bits 2:0). */
+static int speed(int cpu, int64_t key, bool cpuperf)
 {
 	uint64_t v;
 	int r;
 
 	if (cpu < 0)
 		return -EINVAL;
-	r = query(KEY_MISALIGNED_SCALAR_PERF, cpu, &v);
-	if (r == -EOPNOTSUPP) {
+	r = query(key, cpu, &v);
+	if (r == -EOPNOTSUPP && cpuperf) {
 		r = query(KEY_CPUPERF_0, cpu, &v);
 		v &= 7;
 	}
@@ -67,17 +71,14 @@ int hwt__hwprobe_scalar(int cpu)
 	return v <= 4 ? (int)v : -ERANGE;
 }
 
+int hwt__hwprobe_scalar(int cpu)
+{
+	return speed(cpu, KEY_MISALIGNED_SCALAR_PERF, true);
+}
+
 int hwt__hwprobe_vector(int cpu)
 {
-	uint64_t v;
-	int r;
-
-	if (cpu < 0)
-		return -EINVAL;
-	r = query(KEY_MISALIGNED_VECTOR_PERF, cpu, &v);
-	if (r)
-		return r;
-	return v <= 4 ? (int)v : -ERANGE;
+	return speed(cpu, KEY_MISALIGNED_VECTOR_PERF, false);
 }
 
 int hwt__hwprobe_key(int cpu, int64_t key, uint64_t *value)

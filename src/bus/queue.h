@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Queue pointers and their arithmetic (pure functions, unit-tested).
+ * Queue pointers and their arithmetic (pure functions, unit-tested), the
+ * same for the driver (src/cmdq) and the device (src/device).
  *
  * A pointer is [31: OVF/OWNED] ... [n: WRP] [n-1..0: IDX] for a queue of 2^n
  * entries.  The wrap bit tells a full queue (same IDX, different WRP) from an
  * empty one (same IDX, same WRP).  Bit 31 of the software producer pointer
  * is the OWNED flag; it is never written to the device.
  */
-#ifndef HWT_CMDQ_QUEUE_H
-#define HWT_CMDQ_QUEUE_H
+#ifndef HWT_BUS_QUEUE_H
+#define HWT_BUS_QUEUE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,7 +59,7 @@ static inline bool hwt__q_full(unsigned n, uint32_t prod, uint32_t cons)
 /*
  * Has the consumer moved past the entry at prod?  Sound only while cons
  * cannot be more than one lap away from prod, which the waiter count in the
- * shadow word guarantees for CMD_SYNC waiters (cmdq.c).
+ * shadow word guarantees for CMD_SYNC waiters (src/cmdq/cmdq.c).
  */
 static inline bool hwt__q_consumed(unsigned n, uint32_t cons, uint32_t prod)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The software SMMU's DMA regions: the memory a driver registered for the
- * device (smmu/bus.h).  An IOVA is (slot + 1) << 36 | the low 30 bits of
- * the virtual address.
+ * The DMA map: the memory a driver registered for the device (bus.h), kept
+ * in the device object's slots (dma.h) under the device's lock.  An IOVA
+ * is (slot + 1) << 36 | the low 30 bits of the virtual address.
  *
  * Writers (map, unmap) hold the device lock; translation takes no lock and
  * may run on any thread, so each slot is a sequence lock: the writer makes
@@ -11,6 +11,7 @@
  * fence (F_MAP), and seq again: a translation made while a slot changes
  * sees the change in seq and fails, as a real translation would fault.
  */
+#include "bus/dma.h"
 #include "device/impl.h"
 
 #include <errno.h>

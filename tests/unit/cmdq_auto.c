@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/* The command queue's auto mode (measure on first use, failed and retried
+ * measurements, explicit calibration) and its log (rate limit).  The rest
+ * of the driver side: cmdq.c. */
+#include "harness/harness.h"
+#include "harness/cmds.h"
+#include "harness/rig.h"
+
+#include <hwtune/hwtune.h>
+#include <hwtune/smmu_model.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/ratelimit.h"
+#include "common/time.h"
+
+/* ---- auto mode ---------------------------------------------------------------------- */
+
+/* The queue's info after its first successful use: both modes measured. */
+static void measured(struct hwt_cmdq *q, struct hwt_cmdq_info *info)
+{
+	hwt_cmdq_get_info(q, info);
+	TLOG("%s", info->reason);
+	ASSERT_TRUE(info->measured);
+	ASSERT_GT(info->msi_ns, 0);
+	ASSERT_GT(info->sev_ns, 0);
+}
+
+/* A measured queue keeps working (100 syncs); then the device stops. */
+static void syncs_then_stop(struct hwt_smmu_dev *dev, struct hwt_cmdq *q)
+{
+	for (int i = 0; i < 100; i++)
+		ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(dev);
+}
+
+TEST_TIMEOUT(auto_mode_measures_on_first_use, 60)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_FALSE(info.measured);
+	ASSERT_OK(hwt_cmdq_sync(q));
+	measured(q, &info);
+	ASSERT_EQ(info.msipolling, info.msi_ns <= info.sev_ns);
+	ASSERT_TRUE(strstr(info.reason, "auto:") != NULL);
+	syncs_then_stop(dev, q);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+static void auto_rig(struct hwt_smmu_dev **dev, struct hwt_cmdq **q, struct logbuf *log,
+		     uint64_t timeout_ns)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = timeout_ns;
+	o.log = log_hook;
+	o.log_ctx = log;
+	ASSERT_OK(hwt_cmdq_create(q, *dev, &o));
+}
+
+/*
+ * auto_poll: first uses that cannot measure (device not started, then
+ * paused) fail and leave the queue unmeasured; a later use, once the
+ * device runs, measures.
+ */
+TEST_TIMEOUT(auto_mode_measures_after_a_failed_first_use, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log, 1000000000);
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV); /* not started */
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_FALSE(info.measured);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	hwt_cmdq_get_info(q, &info);
+	TLOG("after the failed first uses: %s", info.reason);
+	ASSERT_FALSE(info.measured);
+	ASSERT_TRUE(logged(&log, "auto polling: measurement failed"));
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	measured(q, &info);
+	ASSERT_TRUE(strstr(info.reason, "not measured") == NULL);
+	syncs_then_stop(dev, q);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+struct retrier {
+	struct logbuf log;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	pthread_t t;
+	_Atomic bool stop;
+	unsigned tries;
+};
+
+static void *retry_syncs(void *arg)
+{
+	struct retrier *r = arg;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		hwt_cmdq_sync(r->q); /* each one a failing measurement */
+		r->tries++;
+	}
+	return NULL;
+}
+
+/* An auto queue (timeout 100 ms) on a paused device, a thread retrying
+ * first uses on it, each a failing measurement, 30 ms into it. */
+static void start_retrier(struct retrier *r)
+{
+	pthread_mutex_init(&r->log.lock, NULL);
+	auto_rig(&r->dev, &r->q, &r->log, 100000000);
+	ASSERT_OK(hwt_smmu_dev_start(r->dev));
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	ASSERT_EQ(pthread_create(&r->t, NULL, retry_syncs, r), 0);
+	hwt__sleep_ns(30000000);
+}
+
+/* Stop the retrier, resume: the queue works (and measures when asked). */
+static void end_retrier(struct retrier *r, bool calibrate)
+{
+	atomic_store_explicit(&r->stop, true, memory_order_relaxed);
+	pthread_join(r->t, NULL);
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	if (calibrate)
+		ASSERT_OK(hwt_cmdq_calibrate(r->q));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	hwt_smmu_dev_stop(r->dev);
+	hwt_cmdq_destroy(r->q);
+	hwt_smmu_dev_destroy(r->dev);
+}
+
+/*
+ * A thread that waits for another's auto_poll measurement waits for that
+ * attempt only: with the device paused and a thread retrying at once, the
+ * state goes RUNNING -> PENDING -> RUNNING within nanoseconds, and a waiter
+ * that waited for "not RUNNING" could wait through attempt after attempt.
+ */
+TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
+{
+	static struct retrier r;
+	uint64_t t0, took;
+
+	start_retrier(&r);
+	t0 = hwt__now_ns();
+	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
+	took = hwt__now_ns() - t0;
+	TLOG("the waiter returned after %llu ms; the retrier made %u attempts",
+	     (unsigned long long)(took / 1000000), r.tries);
+	/* one attempt (100 ms) to wait for, then at most its own */
+	ASSERT_TRUE(took < 1000000000ull);
+	end_retrier(&r, false);
+}
+
+/* An explicit hwt_cmdq_calibrate() while a first use measures: -EBUSY, not
+ * a second measurement beside it. */
+TEST_TIMEOUT(explicit_calibrate_during_a_first_use_is_busy, 60)
+{
+	static struct retrier r;
+	int err;
+
+	start_retrier(&r);
+	/* Between two of the retrier's attempts our call may claim the word
+	 * itself and fail (-ETIMEDOUT, legal): try again, a bounded number. */
+	for (int i = 0; i < 20 && (err = hwt_cmdq_calibrate(r.q)) == -ETIMEDOUT; i++)
+		;
+	ASSERT_EQ(err, -EBUSY);
+	end_retrier(&r, true);
+}
+
+/* A call whose first-use measurement failed returns that error and inserts
+ * nothing (here a CFGI_STE without a sync, which would otherwise queue). */
+TEST_TIMEOUT(auto_mode_failed_measurement_inserts_nothing, 60)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_cmd c;
+	struct hwt_cmdq *q;
+
+	auto_rig(&dev, &q, &log, 1000000000);
+	ASSERT_OK(hwt_smmu_dev_cfg_insert(dev, HWT_SMMU_CFG_STE, 7, 0));
+	tst_cmd_cfgi_ste(c.dw, 7);
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	ASSERT_EQ(hwt_cmdq_issue_cmd(q, &c), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_cmdq_sync(q)); /* measures, then syncs */
+	ASSERT_TRUE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	ASSERT_OK(hwt_cmdq_issue_cmd_sync(q, &c));
+	ASSERT_FALSE(hwt_smmu_dev_cfg_lookup(dev, HWT_SMMU_CFG_STE, 7, 0));
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * A first-use measurement gets the call's timeout, like any wait: on a
+ * device whose every CMD_SYNC costs 1 ms, its 9 x 2 x 201 syncs would take
+ * 3.6 s (and every caller waiting for it with them); not one round fits
+ * in 200 ms, so the configured mode is kept, said so, and never retried.
+ */
+TEST_TIMEOUT(auto_mode_measurement_keeps_to_the_timeout, 60)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	uint64_t t0, took;
+
+	hwt_smmu_dev_config_default(&dc);
+	dc.msi_cost_ns = dc.sev_cost_ns = 1000000;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = 200000000;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	t0 = hwt__now_ns();
+	ASSERT_OK(hwt_cmdq_sync(q));
+	took = hwt__now_ns() - t0;
+	hwt_cmdq_get_info(q, &info);
+	TLOG("first use took %llu ms: %s", (unsigned long long)(took / 1000000), info.reason);
+	ASSERT_TRUE(took < 1000000000ull);
+	ASSERT_FALSE(info.measured);
+	ASSERT_TRUE(strstr(info.reason, "not measured") != NULL);
+	t0 = hwt__now_ns();
+	ASSERT_OK(hwt_cmdq_sync(q)); /* not measured again */
+	ASSERT_TRUE(hwt__now_ns() - t0 < 100000000ull);
+	hwt_smmu_dev_stop(dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/*
+ * The documented order is queue first, then device; the other order must
+ * not touch freed memory (ASan saw a heap use-after-free in
+ * hwt_cmdq_destroy): the device stops at once, the queue's calls fail with
+ * -ENODEV, and the device's memory goes when the queue does.
+ */
+/* Count the lines of a file that contain s. */
+static unsigned lines_with(FILE *f, const char *s)
+{
+	char line[512];
+	unsigned n = 0;
+
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, s) != NULL;
+	return n;
+}
+
+/*
+ * The default log (no hook: stderr) is rate-limited as the kernel's
+ * printk_ratelimit: 50 failed syncs in a row write at most the burst, and
+ * destroying the queue reports how many lines were suppressed.
+ */
+TEST(default_log_is_rate_limited)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	unsigned timeouts, suppressed;
+
+	ASSERT_TRUE(f && saved >= 0);
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.timeout_ns = 1000000; /* 1 ms */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_smmu_dev_pause(dev));
+	fflush(stderr);
+	ASSERT_TRUE(dup2(fileno(f), 2) == 2);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(hwt_cmdq_sync(q), -ETIMEDOUT);
+	ASSERT_OK(hwt_smmu_dev_resume(dev));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	hwt_cmdq_destroy(q);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	timeouts = lines_with(f, "CMD_SYNC timeout");
+	suppressed = lines_with(f, "suppressed");
+	TLOG("%u timeout lines, %u 'suppressed' lines for 50 failed syncs", timeouts, suppressed);
+	ASSERT_GT(timeouts, 0);
+	ASSERT_LE(timeouts, 10);
+	ASSERT_EQ(suppressed, 1);
+	fclose(f);
+	hwt_smmu_dev_destroy(dev);
+}
+
+/* The rate limit itself, with made-up times: a burst of 3 per 100 ns, the
+ * suppressed count said before the next line allowed, and flushed at the
+ * end. */
+TEST(ratelimit_allows_a_burst_per_interval)
+{
+	struct hwt__ratelimit rl;
+	uint64_t missed;
+
+	hwt__ratelimit_init(&rl, 3, 100);
+	for (uint64_t t = 1000; t < 1003; t++) {
+		ASSERT_TRUE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	for (uint64_t t = 1003; t < 1010; t++) {
+		ASSERT_FALSE(hwt__ratelimit_allow(&rl, t, &missed));
+		ASSERT_EQ(missed, 0);
+	}
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1099, &missed)); /* same interval */
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1100, &missed));  /* next one */
+	ASSERT_EQ(missed, 8);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1101, &missed));
+	ASSERT_EQ(missed, 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 1102, &missed));
+	ASSERT_FALSE(hwt__ratelimit_allow(&rl, 1103, &missed));
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 1);
+	ASSERT_EQ(hwt__ratelimit_flush(&rl), 0);
+	ASSERT_TRUE(hwt__ratelimit_allow(&rl, 5000, &missed)); /* long after */
+	ASSERT_EQ(missed, 0);
+}
