@@ -3,20 +3,22 @@
  * Promela model of the per-CPU command-queue protocol (docs/percpu-queues.md):
  * NQ = 2 CPUs, each with its own queue (PROD, CONS, slots); producer threads
  * that insert with a restartable sequence (rseq); one device that serves
- * both queues round-robin.  Checked exhaustively with SPIN by
+ * both queues.  Checked exhaustively with SPIN by
  * tests/model/run.sh; see tests/model/README.md, "The per-CPU model".
  *
  * The rseq path, as modelled:
  * - A call starts its critical section on a CPU the model picks: this is
  *   where migration happens (between calls, between issue and sync, and at
- *   every restart).  insec[c] names the thread inside a section on CPU c.
- * - Every step of the section is one atomic statement guarded by
- *   insec[c] == p.  Another thread starting a section on c (it preempted
- *   us) sets insec[c] to itself, so our next step aborts; besides, at every
- *   step the thread may abort on its own (preemption with nobody else
- *   running, a signal, a migration).  An abort goes to the abort handler,
- *   which restarts the call from the top, on any CPU.  What the aborted
- *   attempt stored (entries beyond PROD, the cached cons) stays in memory.
+ *   every restart).  insec[c] names the thread inside a section on CPU c: a
+ *   CPU runs one thread at a time, so a section starts only where none is
+ *   in progress.
+ * - Every step of the section is one atomic statement, and instead of any
+ *   of them the thread may be aborted (a preemption, a migration, a
+ *   signal): it goes to the abort handler, which restarts the call from
+ *   the top, on any CPU.  What the aborted attempt stored (entries beyond
+ *   PROD, the cached cons) stays in memory.  A thread preempted by another
+ *   one on its CPU is one of these aborts: it does nothing more in that
+ *   section.
  * - The section: (1) read PROD and the cached cons of the queue, (2) if
  *   there is no room, read CONS into the cache (a plain store in the
  *   section); if there still is none, leave the section and wait outside it,
@@ -46,11 +48,11 @@
  * NT threads (2 or 3), NCALLS calls each, NCMD commands per issue, MSI (1:
  * per-thread MSI target; 0: CONS polling), DEFER (the device may publish
  * CONS late, by the end of what PROD showed), LIVE (liveness run; MAXAB
- * bounds the aborts and preemptions of the whole run, else a livelock of
- * threads aborting each other forever is a non-progress cycle).
+ * bounds the aborts of the whole run, else a thread aborted forever is a
+ * non-progress cycle).
  * Calls (KIND): odd threads make NCALLS hwt_cmdq_issue(NCMD, sync=true);
- * even threads make NCALLS-1 hwt_cmdq_issue(NCMD, sync=false), then one
- * hwt_cmdq_sync().
+ * even threads (thread 0: CALLS0 calls) make all but their last call
+ * hwt_cmdq_issue(NCMD, sync=false), and the last one hwt_cmdq_sync().
  *
  * Broken variants, each must make SPIN report an error (README.md):
  *   BROKEN_COMMIT  the commit is not last: PROD is stored before the last
@@ -396,9 +398,10 @@ progress_call:	/* a call returned */
 }
 
 /*
- * The device: serves the queues round-robin, one entry per turn (rr), each
- * from a PROD snapshot (A_PROD), publishing CONS after an entry or later, by
- * the end of the snapshot.  A CMD_SYNC: CONS up to it, the MSI write, CONS
+ * The device: one entry at a time from any queue with work (every schedule,
+ * the real device's round-robin included), each queue's entries from a PROD
+ * snapshot (A_PROD), publishing CONS after an entry or later, by the end of
+ * the snapshot.  A CMD_SYNC: CONS up to it, the MSI write, CONS
  * past it (MSI=1); CONS past it (MSI=0).
  */
 proctype Device()

@@ -34,21 +34,23 @@ trap 'exit 1' INT TERM
 # OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
 # the counter lock of the code before issue 7 (the kernel's).  Largest first: the lanes end together.
 configs='
-live percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+live percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live new q4 p3 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
-live percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync|-DLIVE=1 -DMAXAB=1 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+live percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live new q4 p3 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 live lock q4 p2 msi|-DLIVE=1 -DFOLD=0 -DMSI=1|clean
 live new q4 p2 msi, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNCMD=3 -DCALLS0=3|clean
 live new q4 p2 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0|clean
 live new q4 p2 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1|clean
 live new q4 p2 cons, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNCMD=3 -DCALLS0=3|clean
+percpu q2 p2 cons, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=0 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
 percpu q4 p2 msi, 2 commands per issue|-DSHIFT=2 -DNCMD=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
-percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync|-DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
-percpu q2 p2 cons, thread 0 sync, thread 1 issue+sync twice (waiter lapped)|-DMSI=0 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
-percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync|-DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
-percpu q2 p2 msi, thread 0 sync, thread 1 issue+sync twice (waiter lapped)|-DMSI=1 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
+percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 cons, thread 0 sync with an empty record, thread 1 issue+sync twice|-DMSI=0 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
+percpu q2 p2 msi, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=1 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 msi, thread 0 sync with an empty record, thread 1 issue+sync twice|-DMSI=1 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
 new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
 new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
 new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
