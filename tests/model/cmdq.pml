@@ -126,19 +126,8 @@
 #ifndef OWNOPT
 #define OWNOPT 0
 #endif
-#ifndef LIVE
-#define LIVE 0
-#endif
-/*
- * A spin loop of the code.  Safety runs (LIVE=0) block on its condition;
- * liveness runs (LIVE=1, pan -DNP -l -f) spin, so that a wait nobody ends
- * is a non-progress cycle.
- */
-#if LIVE
-#define WAIT(c) do :: (c) -> break :: else -> skip od; skip /* a break may not land on a d_step */
-#else
-#define WAIT(c) (c)
-#endif
+/* LIVE, WAIT(c) (a spin loop of the code) and the slot encoding ENC/E_*. */
+#include "common.pml"
 
 #if FOLD && (BROKEN_B || BROKEN_C || BROKEN_D)
 #error "BROKEN_B, C and D are variants of the counter lock: FOLD=0"
@@ -169,12 +158,6 @@
 #define CONSUMED(c, pr) (WRP(c) == WRP(pr) -> IDX(c) > IDX(pr) : IDX(c) <= IDX(pr))
 #define FULL(pr, c) (IDX(pr) == IDX(c) && WRP(pr) != WRP(c))
 
-/* Slot word0: 0 = zeroed (by the MSI, or never written); else an entry:
- * producer * 32 + issync * 16 + seq (seq = 1.. per producer). */
-#define ENC(p, issync, s) ((p) * 64 + (issync) * 32 + (s))
-#define E_PROD(v) ((v) / 64)
-#define E_SYNC(v) (((v) / 32) % 2)
-#define E_SEQ(v) ((v) % 32)
 
 #define CALL_SYNC(p, call) ((NOSYNC && (p) == 1 && (call) == 0) -> 0 : 1)
 

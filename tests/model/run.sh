@@ -1,14 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Model-check the command-queue protocol (tests/model/cmdq.pml) with SPIN,
-# exhaustively, and print TAP: one line per configuration (no error, search
-# complete), then one per deliberately broken variant (SPIN must find the
-# expected violation, else the model proves nothing).  Every pan runs in a
+# Model-check the command-queue protocols with SPIN, exhaustively: the shared
+# ring (tests/model/cmdq.pml) and the per-CPU queues with rseq insertion
+# (tests/model/percpu.pml), both including common.pml.  Print TAP: one line
+# per configuration (no error, search complete), then one per deliberately
+# broken variant (SPIN must find the expected violation, else the model
+# proves nothing).  Every pan runs in a
 # temporary directory, removed at exit; two run at a time.
 # Usage: sh tests/model/run.sh   (MODEL_CC overrides the compiler for pan;
 # MODEL_ONLY=egrep-pattern runs only the configurations whose name matches)
 here=$(cd "$(dirname "$0")" && pwd)
-model=$here/cmdq.pml
 cc=${MODEL_CC:-cc}
 
 if ! command -v spin >/dev/null 2>&1; then
@@ -27,19 +28,29 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 
 # name | spin -D defines | expected: "clean" or an egrep pattern of pan's first error
+# [| model file, cmdq.pml when absent]
 # Producers make NCALLS calls of NCMD commands + CMD_SYNC (CALLS0: producer 0).
 # FOLD=1 is issue 7's protocol (waiters folded into llq), checked with
 # OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
 # the counter lock of the code before issue 7 (the kernel's).  Largest first: the lanes end together.
 configs='
+live percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live new q4 p3 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
+live percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live new q4 p3 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 live lock q4 p2 msi|-DLIVE=1 -DFOLD=0 -DMSI=1|clean
 live new q4 p2 msi, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1 -DNCMD=3 -DCALLS0=3|clean
 live new q4 p2 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0|clean
 live new q4 p2 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1|clean
 live new q4 p2 cons, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNCMD=3 -DCALLS0=3|clean
+percpu q2 p2 cons, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=0 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
+percpu q4 p2 msi, 2 commands per issue|-DSHIFT=2 -DNCMD=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 cons, thread 0 sync with an empty record, thread 1 issue+sync twice|-DMSI=0 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
+percpu q2 p2 msi, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=1 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 msi, thread 0 sync with an empty record, thread 1 issue+sync twice|-DMSI=1 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
 new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
 new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
 new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
@@ -95,6 +106,11 @@ broken (n) ownership from owner_prod, new|-DFOLD=1 -DMSI=1 -DBROKEN_N=1|invalid 
 broken (o) refresher leaves with the CONS read before registering, new|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DBROKEN_O=1|assertion violated P4_not_ahead
 broken (p) lone owner does not mark valid, new|-DFOLD=1 -DOWNOPT=1 -DMSI=1 -DBROKEN_P=1|invalid end state
 broken (q) space refresh in one CAS (ABA two laps on), new|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DBROKEN_Q=1|assertion violated P4_not_ahead
+broken (r) per-CPU: commit not last (PROD before the last entry)|-DCALLS0=2 -DNCALLS=1 -DBROKEN_COMMIT=1|assertion violated P[26]_|percpu.pml
+broken (s) per-CPU: sync covers only the queue of the CPU it runs on|-DCALLS0=2 -DNCALLS=1 -DBROKEN_LOCAL=1|assertion violated P3_sync_all_queues|percpu.pml
+broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBROKEN_SLOT=1|assertion violated P6_own_completion|percpu.pml
+broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
+broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
 '
 
 if [ -n "${MODEL_ONLY:-}" ]; then
@@ -109,13 +125,13 @@ now_ms() {
 	esac
 }
 
-# check INDEX NAME DEFINES EXPECT: writes $tmp/INDEX.res ("ok|not ok" TAB text)
+# check INDEX NAME DEFINES EXPECT MODEL: writes $tmp/INDEX.res ("ok|not ok" TAB text)
 check() {
 	d=$tmp/run$1
-	mkdir "$d" && cp "$model" "$d/" || return
+	mkdir "$d" && cp "$here/$5" "$here/common.pml" "$d/" || return
 	(
 		cd "$d" || exit 1
-		if ! spin -a $3 cmdq.pml > spin.out 2>&1; then
+		if ! spin -a $3 "$5" > spin.out 2>&1; then
 			printf 'not ok\t%s: spin -a failed\n' "$2"
 			sed 's/^/# /' spin.out
 			exit 0
@@ -167,7 +183,7 @@ check() {
 			else
 				printf 'not ok\t%s: %s (%s errors) %s %s\n' "$2" "$stats" \
 					"${errors:-?}" "$first" "$depth"
-				echo "# replay: cd a copy of tests/model && spin -a $3 cmdq.pml && cc $mode -o pan pan.c && ./pan $run && spin -t -p $3 cmdq.pml"
+				echo "# replay: cd a copy of tests/model && spin -a $3 $5 && cc $mode -o pan pan.c && ./pan $run && spin -t -p $3 $5"
 				sed -n '1,25s/^/# /p' pan.out
 			fi
 		elif [ "${errors:-0}" -gt 0 ] && echo "$first" | grep -q "$4"; then
@@ -185,10 +201,10 @@ check() {
 # nobody claimed yet (mkdir is the atomic claim), so the lanes stay busy.
 lane() {
 	i=0
-	echo "$configs" | while IFS='|' read -r name defs expect; do
+	echo "$configs" | while IFS='|' read -r name defs expect file; do
 		[ -n "$name" ] || continue
 		if mkdir "$tmp/claim$i" 2>/dev/null; then
-			check "$i" "$name" "$defs" "$expect"
+			check "$i" "$name" "$defs" "$expect" "${file:-cmdq.pml}"
 		fi
 		i=$((i + 1))
 	done
