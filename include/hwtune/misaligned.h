@@ -82,23 +82,50 @@ struct hwt_misaligned_opts {
 	const char *runtime_dir; /* NULL: $HWTUNE_RUNTIME_DIR, else HWT_MISALIGNED_RUNTIME_DIR */
 };
 
-/* hwt_misaligned_cpu.notes */
-#define HWT_MISALIGNED_NOTE_FIRMWARE 0x01u  /* ratio < 0.10, no kernel fault: probably
-					       firmware-emulated (reported SLOW) */
-#define HWT_MISALIGNED_NOTE_COARSE 0x02u    /* a minimum of 0 ticks: counter too coarse */
-#define HWT_MISALIGNED_NOTE_MARGINAL 0x04u  /* ratio within 0.90..1.10: a near tie */
-#define HWT_MISALIGNED_NOTE_NO_PERF 0x08u   /* perf events unavailable: EMULATED not detectable */
-#define HWT_MISALIGNED_NOTE_MIGRATED 0x10u  /* the thread left its CPU during the probe */
-#define HWT_MISALIGNED_NOTE_BUDGET 0x20u    /* stopped by the budget, not by a stable minimum */
-#define HWT_MISALIGNED_NOTE_BAD_COPY 0x40u  /* a copy loop did not copy: verdict UNKNOWN */
-#define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (no signal guard) */
-/* hwt_misaligned_vector.notes (besides COARSE, MARGINAL, BUDGET, BAD_COPY) */
-#define HWT_MISALIGNED_NOTE_NO_LOOP 0x100u  /* no vector loop in this build (generic C
-					       layer, NO_ASM=1): UNKNOWN */
-#define HWT_MISALIGNED_NOTE_NO_UNIT 0x200u  /* the CPU (or the OS) has no such vector
-					       unit: UNSUPPORTED, as hwprobe says */
-#define HWT_MISALIGNED_NOTE_SKIPPED 0x400u  /* not measured: the scalar access faults or
-					       traps, or HWT_MISALIGNED_NO_VECTOR */
+/*
+ * The notes of hwt_misaligned_cpu.notes and hwt_misaligned_vector.notes,
+ * one list: X(NAME, bit, key, text) for each, where HWT_MISALIGNED_NOTE_<NAME>
+ * is the bit, key the note's name in `hwtune probe --json` ("notes" arrays)
+ * and text its sentence in the text output.  The scalar probe's notes come
+ * first; a vector unit's notes are COARSE, MARGINAL, BUDGET, BAD_COPY and
+ * the last three.  Expand it with your own X, e.g. a name table:
+ *
+ *   #define NOTE_NAME(name, bit, key, text) { bit, key },
+ *   static const struct { unsigned bit; const char *key; } names[] = {
+ *           HWT_MISALIGNED_NOTES(NOTE_NAME)
+ *   };
+ */
+#define HWT_MISALIGNED_NOTES(X)                                                                      \
+	/* ratio < 0.10, no kernel fault: probably firmware-emulated (reported SLOW) */              \
+	X(FIRMWARE, 0x01u, "probably-firmware-emulated",                                             \
+	  "probably firmware-emulated: the word copy is over 10x slower than bytes and the "         \
+	  "kernel saw no alignment fault")                                                           \
+	/* a minimum of 0 ticks: counter too coarse */                                               \
+	X(COARSE, 0x02u, "coarse-counter",                                                           \
+	  "counter lacks granularity needed to measure unaligned access speed")                      \
+	X(MARGINAL, 0x04u, "marginal", "ratio within 0.90..1.10: a near tie")                        \
+	/* perf events unavailable: EMULATED not detectable */                                       \
+	X(NO_PERF, 0x08u, "perf-unavailable",                                                        \
+	  "perf events unavailable: kernel emulation (emulated) cannot be detected")                 \
+	/* the thread left its CPU during the probe */                                               \
+	X(MIGRATED, 0x10u, "migrated", "the probe thread left its CPU")                              \
+	/* stopped by the budget, not by a stable minimum */                                         \
+	X(BUDGET, 0x20u, "budget-exhausted", "stopped by the time budget before the minima were stable") \
+	/* a copy loop did not copy: verdict UNKNOWN */                                              \
+	X(BAD_COPY, 0x40u, "bad-copy", "a copy loop did not copy: verdict unknown")                  \
+	/* the fault check could not run (no signal guard) */                                        \
+	X(CHECK_FAILED, 0x80u, "fault-check-failed",                                                 \
+	  "the fault check could not run (its signal guard was not installed)")                      \
+	/* vector only: no vector loop in this build (generic C layer, NO_ASM=1): UNKNOWN */         \
+	X(NO_LOOP, 0x100u, "no-loop", "no vector loop in this build")                                \
+	/* vector only: the CPU (or the OS) has no such vector unit: UNSUPPORTED, as hwprobe says */ \
+	X(NO_UNIT, 0x200u, "no-unit", "no such vector unit")                                         \
+	/* vector only: not measured: the scalar access faults or traps, or HWT_MISALIGNED_NO_VECTOR */ \
+	X(SKIPPED, 0x400u, "skipped", "not measured")
+
+#define HWT_MISALIGNED_NOTE_ENUM_(name, bit, key, text) HWT_MISALIGNED_NOTE_##name = bit,
+enum hwt_misaligned_note { HWT_MISALIGNED_NOTES(HWT_MISALIGNED_NOTE_ENUM_) };
+#undef HWT_MISALIGNED_NOTE_ENUM_
 
 /*
  * The vector probe of one CPU and one vector unit: the scalar probe's copy

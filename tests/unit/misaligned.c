@@ -41,6 +41,41 @@ TEST(values_match_riscv_hwprobe)
 	ASSERT_TRUE(hwt_misaligned_speed_name(-1) == NULL);
 }
 
+/* The note bits are ABI (a program may keep them) and their keys are the JSON contract
+ * (docs/json.md): one list generates both, and neither may drift. */
+#define NOTE_ROW(name, bit, key, text) { HWT_MISALIGNED_NOTE_##name, bit, key, text },
+TEST(note_bits_and_keys_come_from_one_list)
+{
+	static const struct {
+		unsigned value, bit;
+		const char *key, *text;
+	} row[] = { HWT_MISALIGNED_NOTES(NOTE_ROW) };
+	static const struct {
+		unsigned bit;
+		const char *key;
+	} want[] = {
+		{ 0x01u, "probably-firmware-emulated" }, { 0x02u, "coarse-counter" }, { 0x04u, "marginal" },
+		{ 0x08u, "perf-unavailable" }, { 0x10u, "migrated" }, { 0x20u, "budget-exhausted" },
+		{ 0x40u, "bad-copy" }, { 0x80u, "fault-check-failed" }, { 0x100u, "no-loop" },
+		{ 0x200u, "no-unit" }, { 0x400u, "skipped" },
+	};
+	unsigned seen = 0;
+
+	ASSERT_EQ(sizeof(row) / sizeof(row[0]), sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+		ASSERT_EQ(row[i].value, row[i].bit);
+		ASSERT_EQ(row[i].bit, want[i].bit);
+		ASSERT_STR_EQ(row[i].key, want[i].key);
+		ASSERT_TRUE(row[i].text[0] != '\0');
+		ASSERT_EQ(seen & row[i].bit, 0u);
+		seen |= row[i].bit;
+	}
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_FIRMWARE, 0x01);
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_CHECK_FAILED, 0x80);
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_SKIPPED, 0x400);
+}
+#undef NOTE_ROW
+
 TEST(classify_fast_when_words_beat_bytes)
 {
 	struct hwt__verdict v = classify(142, 975, 0, 0);
