@@ -31,11 +31,11 @@
  */
 #include <hwtune/hwtune.h>
 
-#include "util/cli.h"
-#include "util/json.h"
-#include "util/stats.h"
+#include "prog/cli.h"
+#include "prog/json.h"
+#include "prog/stats.h"
 
-#include "util/sys.h"
+#include "prog/sys.h"
 
 #include <errno.h>
 #include <math.h>
