@@ -198,8 +198,9 @@ bench: $(BENCH_BINS) $(BUILD)/bench/bench_cmdq $(BUILD)/hwtune
 	BENCH_QUICK=$(BENCH_QUICK) sh bench/run.sh $(BUILD)
 
 # Regenerate the plots and docs/benchmarks.md from one results folder
-# (default: the newest under bench/results/).
-RESULTS ?= $(lastword $(sort $(wildcard bench/results/*-*)))
+# (default: the newest under bench/results/, else the published run that
+# docs/benchmarks.md cites, docs/benchmarks/<date>-<host>/).
+RESULTS ?= $(or $(lastword $(sort $(wildcard bench/results/*-*))),$(patsubst %/,%,$(lastword $(sort $(wildcard docs/benchmarks/[0-9]*-*/)))))
 bench-report:
 	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
 	sh bench/report.sh $(RESULTS)
