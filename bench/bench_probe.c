@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	}
 	if (runs == 0)
 		runs = 1;
-	progress = isatty(STDERR_FILENO);
+	bench_progress = isatty(STDERR_FILENO);
 
 	/* Default budget: the stability runs double as the parallel timings;
 	 * serial runs are interleaved with the first of them. */
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 		struct hwt_misaligned_report r;
 		bool same = true, vsame = true, usame[2] = { true, true };
 
-		run(0, budget_us, &par, &r);
+		run_all(0, budget_us, &par, &r);
 		if (!first_speed) {
 			ncpus = r.n;
 			first_speed = calloc(r.n ? r.n : 1, sizeof(*first_speed));
@@ -146,11 +146,11 @@ int main(int argc, char **argv)
 			hwt_misaligned_report_free(&r);
 		}
 		if (i < serial_runs)
-			run(HWT_MISALIGNED_SERIAL, budget_us, &ser, NULL);
+			run_all(HWT_MISALIGNED_SERIAL, budget_us, &ser, NULL);
 	}
 	for (unsigned i = 0; i < kernel_runs; i++) {
-		run(HWT_MISALIGNED_KERNEL_WINDOW, 0, &kpar, NULL);
-		run(HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SERIAL, 0, &kser, NULL);
+		run_all(HWT_MISALIGNED_KERNEL_WINDOW, 0, &kpar, NULL);
+		run_all(HWT_MISALIGNED_KERNEL_WINDOW | HWT_MISALIGNED_SERIAL, 0, &kser, NULL);
 	}
 
 	struct hwt_cpus all = HWT_CPUS_INIT;
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	stability(st_idle, budgets, nb, stab_runs, -1);
 	if (busy)
 		stability(st_busy, budgets, nb, stab_runs, all.cpu[all.n - 1]);
-	if (progress)
+	if (bench_progress)
 		fprintf(stderr, "\n");
 
 	json_begin(&j, stdout);

@@ -25,7 +25,7 @@ struct series {
 };
 void series_add(struct series *s, uint64_t x);
 /* The median (sorts s); 0 when empty. */
-uint64_t p50(struct series *s);
+uint64_t series_p50(struct series *s);
 /* "name": {"n", "min", "p50", "p90", "p99", "max"} (nearest rank; sorts s). */
 void print_series(struct json *j, const char *name, struct series *s);
 /* "name": {"unit", "speed", "ratio", "word_ns", "byte_ns"} of one vector unit. */
@@ -40,13 +40,13 @@ struct phase {
  * (when not NULL) receives the report, else it is freed.  Exits on error. */
 void run_on(const struct hwt_cpus *set, unsigned flags, unsigned budget_us,
 	    struct phase *ph, struct hwt_misaligned_report *keep);
-void run(unsigned flags, unsigned budget_us, struct phase *ph,
-	 struct hwt_misaligned_report *keep);
+void run_all(unsigned flags, unsigned budget_us, struct phase *ph,
+	     struct hwt_misaligned_report *keep);
 void phase_free(struct phase *ph);
 
-/* Progress lines on stderr, when it is a terminal (progress). */
-extern bool progress;
-void say(const char *fmt, const char *what, unsigned a, unsigned b);
+/* Progress lines on stderr, when it is a terminal (bench_progress). */
+extern bool bench_progress;
+void bench_say(const char *fmt, const char *what, unsigned a, unsigned b);
 
 /* --- scaling: 1..N CPUs, parallel vs serial (scaling.c) */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_probe: series of measurements, one probe run into them, progress. */
+/* bench_probe: series of measurements, one probe run into them, progress lines. */
 #include "probe.h"
 
 #include "prog/cli.h"
@@ -86,13 +86,13 @@ void run_on(const struct hwt_cpus *set, unsigned flags, unsigned budget_us,
 		hwt_misaligned_report_free(&r);
 }
 
-void run(unsigned flags, unsigned budget_us, struct phase *ph,
-	 struct hwt_misaligned_report *keep)
+void run_all(unsigned flags, unsigned budget_us, struct phase *ph,
+	     struct hwt_misaligned_report *keep)
 {
 	run_on(NULL, flags, budget_us, ph, keep);
 }
 
-uint64_t p50(struct series *s)
+uint64_t series_p50(struct series *s)
 {
 	if (!s->n)
 		return 0;
@@ -107,10 +107,10 @@ void phase_free(struct phase *ph)
 	*ph = (struct phase){ 0 };
 }
 
-bool progress;
+bool bench_progress;
 
-void say(const char *fmt, const char *what, unsigned a, unsigned b)
+void bench_say(const char *fmt, const char *what, unsigned a, unsigned b)
 {
-	if (progress)
+	if (bench_progress)
 		fprintf(stderr, fmt, what, a, b);
 }

@@ -18,7 +18,7 @@ void scaling(const struct hwt_cpus *all, unsigned runs, unsigned kruns,
 				cli_error("out of memory");
 				exit(1);
 			}
-		say("\rbench_probe: %s %u/%u CPUs   ", "scaling", k, all->n);
+		bench_say("\rbench_probe: %s %u/%u CPUs   ", "scaling", k, all->n);
 		for (unsigned i = 0; i < runs; i++) { /* P S P S ... */
 			run_on(&set, 0, 0, &par, NULL);
 			run_on(&set, HWT_MISALIGNED_SERIAL, 0, &ser, NULL);
@@ -29,12 +29,12 @@ void scaling(const struct hwt_cpus *all, unsigned runs, unsigned kruns,
 			       NULL);
 		}
 		pt[k - 1] = (struct scale_point){ .cpus = k,
-						  .par_wall = p50(&par.wall),
-						  .ser_wall = p50(&ser.wall),
-						  .per_cpu = p50(&ser.per_cpu),
-						  .kpar_wall = p50(&kpar.wall),
-						  .kser_wall = p50(&kser.wall),
-						  .kper_cpu = p50(&kser.per_cpu) };
+						  .par_wall = series_p50(&par.wall),
+						  .ser_wall = series_p50(&ser.wall),
+						  .per_cpu = series_p50(&ser.per_cpu),
+						  .kpar_wall = series_p50(&kpar.wall),
+						  .kser_wall = series_p50(&kser.wall),
+						  .kper_cpu = series_p50(&kser.per_cpu) };
 		phase_free(&par), phase_free(&ser), phase_free(&kpar), phase_free(&kser);
 		hwt_cpus_free(&set);
 	}

@@ -84,7 +84,7 @@ void stability(struct stab *st, const unsigned *budgets, unsigned nb, unsigned r
 	for (unsigned b = 0; b < nb; b++)
 		st[b] = (struct stab){ .budget_us = budgets[b] };
 	for (unsigned i = 0; i < runs; i++) {
-		say("\rbench_probe: stability %s %u/%u   ", busy_cpu >= 0 ? "busy" : "idle", i + 1,
+		bench_say("\rbench_probe: stability %s %u/%u   ", busy_cpu >= 0 ? "busy" : "idle", i + 1,
 		    runs);
 		for (unsigned b = 0; b < nb; b++) { /* budgets interleaved */
 			struct hwt_misaligned_report r;
@@ -122,7 +122,7 @@ void print_stab(struct json *j, const char *load, struct stab *st, unsigned nb)
 		json_key(j, "ratio_x100_min"), json_u64(j, m.min);
 		json_key(j, "ratio_x100_p50"), json_u64(j, m.p50);
 		json_key(j, "ratio_x100_max"), json_u64(j, m.max);
-		json_key(j, "wall_ns_p50"), json_u64(j, p50(&st[b].wall));
+		json_key(j, "wall_ns_p50"), json_u64(j, series_p50(&st[b].wall));
 		json_key(j, "summaries");
 		json_obj(j);
 		for (int k = 0; k <= HWT_MISALIGNED_UNSUPPORTED; k++)
