@@ -183,7 +183,12 @@ $(HARNESS_OBJ): $(HARNESS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-tests: all $(TEST_BINS)
+tests: all $(TEST_BINS) $(BUILD)/test-hwtune
+
+# The CLI tests' build of the tool: the shipped objects plus the harness's
+# probe_hook.o, which sets the probe's test hook from HWTUNE_TEST_FORCE_*.
+$(BUILD)/test-hwtune: $(TOOL_OBJS) $(BUILD)/obj/tests/harness/probe_hook.o $(BUILD)/libhwtune.a
+	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/bench_probe: $(BENCH_PROBE_OBJS)
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PROG_OBJS) $(BUILD)/libhwtune.a

@@ -11,7 +11,9 @@
  *           hwt_misaligned_report_free(&r);
  *   }
  *
- * or, for the calling thread's CPUs, cached and thread-safe:  hwt_misaligned_speed().
+ * or, for some CPUs, in the lookup order (override, system file, user cache,
+ * probe): hwt_misaligned_cpus(); for the calling thread's CPUs, remembered
+ * and thread-safe: hwt_misaligned_speed().
  */
 #ifndef HWTUNE_MISALIGNED_H
 #define HWTUNE_MISALIGNED_H
@@ -69,15 +71,17 @@ struct hwt_misaligned_opts {
 	enum hwt_misaligned_speed override_speed; /* SLOW, FAST or UNSUPPORTED: no probing;
 						   * UNKNOWN (0) = none */
 	const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/hwtune, else ~/.cache/hwtune */
-	const char *sysfs_root; /* NULL: /sys/devices/system/cpu (SMT siblings) */
+	const char *sysfs_root; /* deprecated alias, kept for one release: the CPU folder
+				 * (SMT siblings, online CPUs) instead of
+				 * <root>/sys/devices/system/cpu; NULL: from root */
 	enum hwt_misaligned_speed vector_override_speed; /* SLOW, FAST or UNSUPPORTED:
 						   * every vector result of every CPU
 						   * set so, no vector probing (the
 						   * kernel's unaligned_vector_speed=);
 						   * UNKNOWN (0) = none */
-	/* Prefix of /sys and /proc for CPU identities, online CPUs and the boot
-	 * id (hwt_misaligned_self, _system_*); NULL: the real ones.  sysfs_root
-	 * keeps its meaning for the probe itself. */
+	/* The one root: prefix of /sys and /proc for everything the probe reads
+	 * there (CPU identities, online CPUs, SMT siblings, the boot id); NULL:
+	 * the real ones. */
 	const char *root;
 	const char *runtime_dir; /* NULL: $HWTUNE_RUNTIME_DIR, else HWT_MISALIGNED_RUNTIME_DIR */
 };
@@ -187,7 +191,7 @@ struct hwt_misaligned_cpu {
 				(-ENOSYS: not riscv, or kernel/emulator without it) */
 	long preempted;      /* involuntary context switches during the probe */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
-	/* Added for the vector probe (probe_ns includes their time): */
+	/* The vector units and split penalties (probe_ns includes their time): */
 	struct hwt_misaligned_vector vector; /* the architecture's vector unit */
 	struct hwt_misaligned_vector avx2;   /* x86_64 AVX2 (vector is SSE2); elsewhere
 						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
@@ -218,15 +222,17 @@ struct hwt_misaligned_report {
 			     * override, or no cache folder) */
 	enum hwt_misaligned_speed vector_summary; /* the set rule over cpu[].vector.speed */
 	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
-	int system_status;  /* hwt_misaligned_self: 0 the system file was used or not
-			     * asked for, else why it was ignored (-ENOENT none, ...) */
+	int system_status;  /* hwt_misaligned_cpus, _self: 0 the system file was used or
+			     * not asked for, else why it was ignored (-ENOENT none, ...) */
 };
 
 /*
  * Probe each CPU of set (NULL: the calling thread's allowed CPUs) and fill
- * out (release with hwt_misaligned_report_free).  A CPU that cannot be
- * pinned is kept with status < 0 and speed UNKNOWN, and left out of the
- * summary.  Returns 0 or a negative errno (-EINVAL bad options or empty set).
+ * out (release with hwt_misaligned_report_free): opts' overrides, else the
+ * user cache, else a measurement; neither the environment nor the system
+ * file is read.  A CPU that cannot be pinned is kept with status < 0 and
+ * speed UNKNOWN, and left out of the summary.  Returns 0 or a negative errno
+ * (-EINVAL bad options or empty set).
  */
 HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
 				 struct hwt_misaligned_report *out);
@@ -302,11 +308,12 @@ HWT_API int hwt_misaligned_cpus_with(const struct hwt_misaligned_report *r, int 
 HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 
 /*
- * Write r's known verdicts as the system's result: <dir>/misaligned-<arch>.result
- * (dir NULL: $HWTUNE_RUNTIME_DIR if set, which must be absolute (relative:
- * -EINVAL), else HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644, atomically (a temporary file in dir,
- * fsync, rename, fsync of dir), keyed by boot id, kernel release, the CPU
- * identities and the library version.  -EINVAL for an override's report,
+ * Write r's known verdicts as the system's result:
+ * <dir>/misaligned-<arch>.result (dir NULL: $HWTUNE_RUNTIME_DIR if set,
+ * which must be absolute (relative: -EINVAL), else
+ * HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644,
+ * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
+ * by boot id, kernel release, the CPU identities and the library version.  -EINVAL for an override's report,
  * scalar or vector (not a measurement), or one with no CPU the file keeps
  * (a known scalar verdict and known vector results): a good file is never
  * replaced by an empty one.
@@ -326,22 +333,30 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
  * thread may use (fresh: neither the user cache nor the system file is
  * read), then write the system file.  opts as for hwt_misaligned_probe (an
  * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
- * whole measurement; runtime_dir and root are honoured).  out gets the report even when only the write failed: then
- * the write's error is returned and out must still be freed; on other
- * errors out is empty.
+ * whole measurement; runtime_dir and root are honoured).  out gets the
+ * report even when only the write failed: then the write's error is returned
+ * and out must still be freed; on other errors out is empty.
  */
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);
 
 /*
- * The report for the calling thread's allowed CPUs (sched_getaffinity) in
- * the one-call order: an override (opts, else HWTUNE_UNALIGNED_SCALAR_SPEED
- * and HWTUNE_UNALIGNED_VECTOR_SPEED; either one means hwt_misaligned_probe
- * with it, no file read), else per CPU the system file, then the user cache,
- * then a probe (opts as for hwt_misaligned_probe;
- * NULL: defaults).  source is FROM_SYSTEM when every CPU came from the
- * system file.  cache_status tells why the user cache was ignored.
+ * The report for exactly the CPUs of set (NULL: the calling thread's allowed
+ * CPUs), each found in the lookup order: an override (opts, else
+ * HWTUNE_UNALIGNED_SCALAR_SPEED and HWTUNE_UNALIGNED_VECTOR_SPEED; either one
+ * means every CPU so, the rest probed, no file read), else per CPU the
+ * system file, then the user cache, then a probe (opts as for
+ * hwt_misaligned_probe; NULL: defaults).  The calling thread's affinity is
+ * left as it is.  source is FROM_SYSTEM when every CPU came from the system
+ * file; cache_status tells why the user cache was ignored, system_status
+ * why the system file was.  Returns 0 or a negative errno: -EINVAL bad
+ * options, a bad override in the environment, an empty set, or a CPU of set
+ * the calling thread may not run on (sched_getaffinity).
  */
+HWT_API int hwt_misaligned_cpus(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
+				struct hwt_misaligned_report *out);
+
+/* hwt_misaligned_cpus(NULL, opts, out): the calling thread's allowed CPUs. */
 HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
 				struct hwt_misaligned_report *out);
 
@@ -351,7 +366,6 @@ HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
  * CPU's verdict is found once per process (system file, user cache, probe,
  * as hwt_misaligned_self) and remembered; HWTUNE_UNALIGNED_SCALAR_SPEED is
  * read once.  Thread-safe.  Returns a speed (0..4) or a negative errno.
- * (Earlier builds answered once per process, for the first caller's CPUs.)
  */
 HWT_API int hwt_misaligned_speed(void);
 
