@@ -9,8 +9,6 @@
 #include "prog/cli.h"
 #include "report/report.h"
 
-#include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,37 +93,11 @@ int probe_env_vector_override(void)
 	return env_checked("HWTUNE_UNALIGNED_VECTOR_SPEED", hwt_misaligned_env_vector_override);
 }
 
-/* Confine the calling thread to set (all allowed: the parse step checked). */
-static int pin_to(const struct hwt_cpus *set)
-{
-	int max = set->n ? set->cpu[set->n - 1] + 1 : 1;
-	size_t size = CPU_ALLOC_SIZE(max);
-	cpu_set_t *mask = CPU_ALLOC(max);
-	int r = 0;
-
-	if (!mask)
-		return -ENOMEM;
-	CPU_ZERO_S(size, mask);
-	for (unsigned i = 0; i < set->n; i++)
-		CPU_SET_S(set->cpu[i], size, mask);
-	if (sched_setaffinity(0, size, mask))
-		r = -errno;
-	CPU_FREE(mask);
-	return r;
-}
-
 int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 	       struct hwt_misaligned_report *r)
 {
-	int ret;
-
 	o->root = probe_root();
-	if (cpus) {
-		ret = pin_to(cpus);
-		if (ret < 0)
-			return ret;
-	}
-	return hwt_misaligned_self(o, r);
+	return hwt_misaligned_cpus(cpus, o, r);
 }
 
 const char *probe_recommendation(int summary)

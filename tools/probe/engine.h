@@ -18,10 +18,10 @@ int probe_env_override(void);
 int probe_env_vector_override(void);
 /* HWTUNE_ROOT (a test-only prefix) for the library, NULL for the real /. */
 const char *probe_root(void);
-/* The one-call answer (hwt_misaligned_self: system file, user cache, probe)
- * for cpus (NULL: this thread's allowed CPUs; else the calling thread is
- * confined to them first), o->root set from HWTUNE_ROOT; the vector
- * summaries are recomputed over the whole answer.  0 or a negative errno. */
+/* The library's answer in its lookup order (hwt_misaligned_cpus: override,
+ * system file, user cache, probe) for cpus (NULL: this thread's allowed
+ * CPUs; the thread's affinity is left as it is), o->root set from
+ * HWTUNE_ROOT.  0 or a negative errno. */
 int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 	       struct hwt_misaligned_report *r);
 /* What a program should do about misaligned accesses, given a set summary. */
