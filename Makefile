@@ -381,11 +381,13 @@ check-fuzz:
 # The targets alone (make CC=clang BUILD=build/fuzz SAN=$(FUZZ_SAN) fuzz).
 fuzz: $(FUZZ_BINS)
 
+# cli_args links hwtune without main(); -Itools -I. come first so that its
+# headers (cmdq/command.h ...) never resolve to a namesake under src/.
 $(BUILD)/fuzzers/cli_args: $(filter-out %/tools/main.o,$(TOOL_OBJS))
 $(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(TOOL_HEADERS) $(BUILD)/libhwtune.a \
 		$(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -I. -Itools -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
+	$(CC) -Itools -I. $(CFLAGS_BASE) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
 
 deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi

@@ -30,6 +30,10 @@
 #include "fuzz/fuzz.h"
 
 #include "hwtune.h"
+#include "cmdq/command.h"
+#include "decode/command.h"
+#include "job/job.h"
+#include "probe/command.h"
 
 #include <stdbool.h>
 #include <string.h>
