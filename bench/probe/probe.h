@@ -27,9 +27,9 @@ void series_add(struct series *s, uint64_t x);
 /* The median (sorts s); 0 when empty. */
 uint64_t series_p50(struct series *s);
 /* "name": {"n", "min", "p50", "p90", "p99", "max"} (nearest rank; sorts s). */
-void print_series(struct json *j, const char *name, struct series *s);
+void series_print(struct json *j, const char *name, struct series *s);
 /* "name": {"unit", "speed", "ratio", "word_ns", "byte_ns"} of one vector unit. */
-void print_vector(struct json *j, const char *name, const struct hwt_misaligned_vector *v);
+void vector_print(struct json *j, const char *name, const struct hwt_misaligned_vector *v);
 
 /* What one kind of run collects: wall time, per-CPU time, samples, the
  * vector probe's and the split penalties' time. */

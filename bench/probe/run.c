@@ -25,7 +25,7 @@ void series_add(struct series *s, uint64_t x)
 }
 
 /* "name": {"n", "min", "p50", "p90", "p99", "max"} (nearest rank; sorts s). */
-void print_series(struct json *j, const char *name, struct series *s)
+void series_print(struct json *j, const char *name, struct series *s)
 {
 	struct stat_summary m;
 
@@ -43,7 +43,7 @@ void print_series(struct json *j, const char *name, struct series *s)
 	json_close(j);
 }
 
-void print_vector(struct json *j, const char *name, const struct hwt_misaligned_vector *v)
+void vector_print(struct json *j, const char *name, const struct hwt_misaligned_vector *v)
 {
 	json_key(j, name);
 	json_obj(j);

@@ -86,7 +86,7 @@ void print_vector_obj(struct json *j, struct units *us, struct series *vec_ns,
 	json_obj(j);
 	json_key(j, "runs"), json_u64(j, us->runs);
 	json_key(j, "budget_us"), json_u64(j, budget_us);
-	print_series(j, "per_cpu_vector_ns", vec_ns);
+	series_print(j, "per_cpu_vector_ns", vec_ns);
 	json_nl(j, "    ");
 	json_key(j, "units");
 	json_arr(j);
@@ -155,7 +155,7 @@ void print_split_obj(struct json *j, struct units *us, struct series *split_ns,
 	json_key(j, "split");
 	json_obj(j);
 	json_key(j, "runs"), json_u64(j, us->runs);
-	print_series(j, "per_cpu_split_ns", split_ns);
+	series_print(j, "per_cpu_split_ns", split_ns);
 	json_nl(j, "    ");
 	json_key(j, "spread");
 	json_obj(j);
