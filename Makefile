@@ -134,7 +134,7 @@ all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 # $(BUILD)/flags holds the compile and link commands of this build; it is
 # rewritten only when they change (make OPT=-O0, NO_ASM=1 with BUILD=...),
 # and everything compiled or linked depends on it.
-# (FLAGS_LIB: the library's flags, which tools/ and bench/ objects override
+# (FLAGS_LIB: the library's flags, which tools/, prog/ and bench/ objects override
 # for themselves and so for their prerequisites; sq: one shell word.)
 FLAGS_STAMP := $(BUILD)/flags
 FLAGS_LIB := $(LIB_CFLAGS)
