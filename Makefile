@@ -205,7 +205,8 @@ bench: $(BENCH_BINS) $(BUILD)/bench/bench_cmdq $(BUILD)/hwtune
 # Regenerate the plots and docs/benchmarks.md from one results folder
 # (default: the newest under bench/results/, else the published run that
 # docs/benchmarks.md cites, docs/benchmarks/<date>-<host>/).
-RESULTS ?= $(or $(lastword $(sort $(wildcard bench/results/*-*))),$(patsubst %/,%,$(lastword $(sort $(wildcard docs/benchmarks/[0-9]*-*/)))))
+BENCH_PUBLISHED := $(patsubst %/,%,$(lastword $(sort $(wildcard docs/benchmarks/[0-9]*-*/))))
+RESULTS ?= $(or $(lastword $(sort $(wildcard bench/results/*-*))),$(BENCH_PUBLISHED))
 bench-report:
 	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
 	sh bench/report.sh $(RESULTS)
