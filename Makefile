@@ -86,8 +86,10 @@ ZDEFS := $(if $(SAN),,-Wl,-z,defs)
 LIB_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 ASFLAGS := -fPIC -Isrc
 LDLIBS := -pthread
-# Programs (tools/, bench/) see only the public headers, and tools/ for util/.
-PROG_CFLAGS := $(filter-out -Isrc -Itests,$(CFLAGS_BASE)) -Itools
+# Programs (tools/, bench/) see only the public headers and their helpers
+# in prog/ (#include "prog/json.h"); hwtune's own objects also see tools/.
+PROG_CFLAGS := $(filter-out -Isrc -Itests,$(CFLAGS_BASE)) -I.
+TOOL_CFLAGS := $(PROG_CFLAGS) -Itools
 
 # Library sources: every subsystem directory, plus the one arch directory in use.
 LIB_SRCS := $(filter-out src/arch/%,$(wildcard src/*/*.c)) \
@@ -96,11 +98,13 @@ LIB_ASM := $(wildcard src/arch/$(ARCHDIR)/*.S)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 HEADERS := $(wildcard include/hwtune/*.h src/*/*.h src/arch/*/*.h)
 
-# tools/util/: helpers of the programs (hwtune and the benches), public API only.
-UTIL_SRCS := $(wildcard tools/util/*.c)
-UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/obj/%.o)
-TOOL_SRCS := $(wildcard tools/*.c)
-TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(UTIL_OBJS)
+# prog/: helpers of the programs (hwtune and the benches), public API only;
+# tools/ (hwtune: one folder per command) and bench/ both build on it.
+PROG_SRCS := $(wildcard prog/*.c)
+PROG_OBJS := $(PROG_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_SRCS := $(wildcard tools/*.c tools/*/*.c)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(PROG_OBJS)
+TOOL_HEADERS := $(wildcard tools/*.h tools/*/*.h prog/*.h)
 
 # The harness and the helpers tests may use (tests/harness/*.c), as an
 # archive: a test program links only what it uses.  A test object also
@@ -111,8 +115,11 @@ TEST_SRCS := $(wildcard tests/unit/*.c tests/stress/*.c)
 TEST_BINS := $(foreach s,$(TEST_SRCS),$(BUILD)/tests/$(word 2,$(subst /, ,$(s)))_$(basename $(notdir $(s))))
 $(TEST_SRCS:%.c=$(BUILD)/obj/%.o) $(HARNESS_OBJS): $(wildcard tests/harness/*.h)
 
+# One program per bench/*.c; bench_probe also links bench/probe/*.c.
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+BENCH_PROBE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard bench/probe/*.c))
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o) $(BENCH_PROBE_OBJS)
 
 .PHONY: all run examples man-lint check check-native check-sanitize check-tsan check-cross tests bench bench-probe \
 	bench-cmdq bench-sync bench-report bench-check rmw-count rmw-list soak \
@@ -127,7 +134,7 @@ all: $(BUILD)/libhwtune.a $(BUILD)/libhwtune.so $(BUILD)/hwtune
 # $(BUILD)/flags holds the compile and link commands of this build; it is
 # rewritten only when they change (make OPT=-O0, NO_ASM=1 with BUILD=...),
 # and everything compiled or linked depends on it.
-# (FLAGS_LIB: the library's flags, which tools/ and bench/ objects override
+# (FLAGS_LIB: the library's flags, which tools/, prog/ and bench/ objects override
 # for themselves and so for their prerequisites; sq: one shell word.)
 FLAGS_STAMP := $(BUILD)/flags
 FLAGS_LIB := $(LIB_CFLAGS)
@@ -143,8 +150,10 @@ $(BUILD)/obj/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/tools/%.o $(BUILD)/obj/bench/%.o: LIB_CFLAGS = $(PROG_CFLAGS)
-$(TOOL_OBJS) $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o): $(wildcard tools/*.h tools/util/*.h)
+$(BUILD)/obj/prog/%.o $(BUILD)/obj/bench/%.o: LIB_CFLAGS = $(PROG_CFLAGS)
+$(BUILD)/obj/tools/%.o: LIB_CFLAGS = $(TOOL_CFLAGS)
+$(TOOL_OBJS): $(TOOL_HEADERS)
+$(BENCH_OBJS): $(wildcard prog/*.h bench/probe/*.h)
 
 $(BUILD)/obj/%.o: %.S $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -174,9 +183,15 @@ $(HARNESS_OBJ): $(HARNESS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-tests: all $(TEST_BINS)
+tests: all $(TEST_BINS) $(BUILD)/test-hwtune
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(UTIL_OBJS) $(BUILD)/libhwtune.a
+# The CLI tests' build of the tool: the shipped objects plus the harness's
+# probe_hook.o, which sets the probe's test hook from HWTUNE_TEST_FORCE_*.
+$(BUILD)/test-hwtune: $(TOOL_OBJS) $(BUILD)/obj/tests/harness/probe_hook.o $(BUILD)/libhwtune.a
+	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/bench_probe: $(BENCH_PROBE_OBJS)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PROG_OBJS) $(BUILD)/libhwtune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC) $(SAN_LD) -o $@ $^ $(LDLIBS) -lm
 
@@ -188,8 +203,10 @@ bench: $(BENCH_BINS) $(BUILD)/bench/bench_cmdq $(BUILD)/hwtune
 	BENCH_QUICK=$(BENCH_QUICK) sh bench/run.sh $(BUILD)
 
 # Regenerate the plots and docs/benchmarks.md from one results folder
-# (default: the newest under bench/results/).
-RESULTS ?= $(lastword $(sort $(wildcard bench/results/*-*)))
+# (default: the newest under bench/results/, else the published run that
+# docs/benchmarks.md cites, docs/benchmarks/<date>-<host>/).
+BENCH_PUBLISHED := $(patsubst %/,%,$(lastword $(sort $(wildcard docs/benchmarks/[0-9]*-*/))))
+RESULTS ?= $(or $(lastword $(sort $(wildcard bench/results/*-*))),$(BENCH_PUBLISHED))
 bench-report:
 	@if [ -z "$(RESULTS)" ]; then echo "make bench-report: no results (run make bench, or RESULTS=dir)" >&2; exit 2; fi
 	sh bench/report.sh $(RESULTS)
@@ -230,8 +247,8 @@ $(CMDQ_PEERS): FORCE
 	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tools/util/*.h) \
-		$(CMDQ_PEERS) $(UTIL_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] prog/*.h) \
+		$(CMDQ_PEERS) $(PROG_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
 	@mkdir -p $(BUILD)/obj/bench/peers
 	@. $(CMDQ_PEERS); set -e; objs=; \
 	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
@@ -241,7 +258,7 @@ $(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] tool
 	done; \
 	(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/bench_cmdq.c -o $(BUILD)/obj/bench/bench_cmdq.o); \
 	(set -x; $(CC) $(STATIC) $(SAN_LD) -o $@ $(BUILD)/obj/bench/bench_cmdq.o $$objs \
-		$(UTIL_OBJS) $(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
+		$(PROG_OBJS) $(BUILD)/libhwtune.a $$PEER_LIBS $(LDLIBS)); \
 	for s in $$SKIPPED; do echo "bench_cmdq: without $${s%%:*} (apt-get install $${s#*:})" >&2; done
 
 # The benchmarks print JSON on stdout (make bench-probe > probe.json): the
@@ -365,11 +382,13 @@ check-fuzz:
 # The targets alone (make CC=clang BUILD=build/fuzz SAN=$(FUZZ_SAN) fuzz).
 fuzz: $(FUZZ_BINS)
 
+# cli_args links hwtune without main(); -Itools -I. come first so that its
+# headers (cmdq/command.h ...) never resolve to a namesake under src/.
 $(BUILD)/fuzzers/cli_args: $(filter-out %/tools/main.o,$(TOOL_OBJS))
-$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(wildcard tools/*.h) $(BUILD)/libhwtune.a \
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(HEADERS) $(TOOL_HEADERS) $(BUILD)/libhwtune.a \
 		$(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Itools -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
+	$(CC) -Itools -I. $(CFLAGS_BASE) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(BUILD)/libhwtune.a $(LDLIBS)
 
 deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi

@@ -33,12 +33,12 @@
 #include <hwtune/hwtune.h>
 
 #include "peers/peers.h"
-#include "util/cli.h"
-#include "util/floor.h"
-#include "util/json.h"
-#include "util/queue.h"
-#include "util/stats.h"
-#include "util/sys.h"
+#include "prog/cli.h"
+#include "prog/floor.h"
+#include "prog/json.h"
+#include "prog/queue.h"
+#include "prog/stats.h"
+#include "prog/sys.h"
 
 #include <errno.h>
 #include <pthread.h>

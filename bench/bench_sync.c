@@ -12,7 +12,7 @@
  * stretches: ratios are taken within a round, then the median over rounds.
  *
  * The floor is measured two ways, both with our own two-line ping-pong
- * (util/floor.c: the producer writes one line, an echo thread pinned on the
+ * (prog/floor.c: the producer writes one line, an echo thread pinned on the
  * device CPU answers on another):
  *   - c2clat's method (Erik Rigtorp's c2clat): time 100 back-to-back round
  *     trips per sample, keep the smallest sample; reported as that minimum
@@ -31,12 +31,12 @@
  */
 #include <hwtune/hwtune.h>
 
-#include "util/cli.h"
-#include "util/floor.h"
-#include "util/json.h"
-#include "util/queue.h"
-#include "util/stats.h"
-#include "util/sys.h"
+#include "prog/cli.h"
+#include "prog/floor.h"
+#include "prog/json.h"
+#include "prog/queue.h"
+#include "prog/stats.h"
+#include "prog/sys.h"
 
 #include <errno.h>
 #include <math.h>

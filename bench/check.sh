@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Check one results folder of make bench before it is published:
 #
-#   sh bench/check.sh bench/results/<date>-<host>
+#   sh bench/check.sh bench/results/<date>-<host>   (the published run:
+#   docs/benchmarks/<date>-<host>)
 #
 # Every file: the machine facts (CPU model, kernel, a floor > 0), the exact
 # command, a result that did not fail.  bench_sync: three modes, each with a

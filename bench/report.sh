@@ -4,6 +4,9 @@
 #
 #   sh bench/report.sh bench/results/<date>-<host> [DOC [IMGDIR]]
 #
+# The run docs/benchmarks.md cites is kept in docs/benchmarks/<date>-<host>/
+# (copy a new run there to publish it).
+#
 # DOC defaults to docs/benchmarks.md, IMGDIR to docs/benchmarks (PNGs, also
 # kept in <results>/plots/ with the data files gnuplot read).  Needs only sh,
 # awk and gnuplot (without gnuplot the tables are still written and the

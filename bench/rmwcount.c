@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/cli.h"
+#include "prog/cli.h"
 
 #if defined(__x86_64__)
 

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* hwtune's command line: which command, its parse step and its run step. */
-#include "cli.h"
+/* hwtune's commands: each one's name, parse step and one-line help. */
+#include "commands.h"
 
-#include <hwtune/hwtune.h>
-#include <stdbool.h>
+#include "cmdq/command.h"
+#include "decode/command.h"
+#include "probe/command.h"
+
 #include <string.h>
 
-static const struct {
-	const char *name;
-	int (*parse)(int argc, char **argv, struct cli_args *a);
-	const char *help;
-} commands[] = {
+static const struct cli_command commands[] = {
 	{ "probe", probe_parse, "misaligned-access speed of each allowed CPU" },
 	{ "cmdq", cmdq_parse, "CMD_SYNC latency: MSI vs CONS polling, floor, throughput" },
 	{ "decode", decode_parse, "decode one SMMUv3 command (DW0 DW1, hex) into its fields" },
@@ -50,39 +48,10 @@ void cli_usage(FILE *f)
 		   "Exit status: 0 done, 1 a measurement or writing the output failed, 2 bad usage.\n");
 }
 
-bool cli_parse_format(const char *cmd, const char *word, struct cli_args *a)
+const struct cli_command *cli_command(const char *name)
 {
-	if (!strcmp(word, "text")) {
-		a->json = a->prom = false;
-	} else if (!strcmp(word, "json")) {
-		a->json = true, a->prom = false;
-	} else if (!strcmp(word, "prom")) {
-		a->prom = true, a->json = false;
-	} else {
-		cli_cmd_error(cmd, "--format: invalid value '%s' (expected text, json or prom)", word);
-		return false;
-	}
-	return true;
-}
-
-int cli_parse(int argc, char **argv, struct cli_args *a)
-{
-	memset(a, 0, sizeof(*a));
-	/* A command is the first argument, spelt in full; everything else
-	 * (options, "--", an unknown word) is the main job's to judge. */
-	if (argc >= 2)
-		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-			if (!strcmp(argv[1], commands[i].name))
-				return commands[i].parse(argc - 1, argv + 1, a);
-	return main_parse(argc, argv, a);
-}
-
-int cli_run(struct cli_args *a)
-{
-	return a->run(a);
-}
-
-void cli_args_free(struct cli_args *a)
-{
-	hwt_cpus_free(&a->cpus);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
 }

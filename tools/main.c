@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hwtune: measure this machine and recommend settings. */
-#include "cli.h"
+#include "hwtune.h"
 
 #include <errno.h>
 #include <string.h>

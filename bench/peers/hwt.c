@@ -8,7 +8,7 @@
  */
 #include "peers.h"
 
-#include "util/queue.h"
+#include "prog/queue.h"
 
 #include <errno.h>
 #include <stdalign.h>

@@ -9,7 +9,7 @@
  */
 #include "peers.h"
 
-#include "util/sys.h"
+#include "prog/sys.h"
 
 #include <errno.h>
 #include <pthread.h>

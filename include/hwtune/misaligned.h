@@ -11,7 +11,9 @@
  *           hwt_misaligned_report_free(&r);
  *   }
  *
- * or, for the calling thread's CPUs, cached and thread-safe:  hwt_misaligned_speed().
+ * or, for some CPUs, in the lookup order (override, system file, user cache,
+ * probe): hwt_misaligned_cpus(); for the calling thread's CPUs, remembered
+ * and thread-safe: hwt_misaligned_speed().
  */
 #ifndef HWTUNE_MISALIGNED_H
 #define HWTUNE_MISALIGNED_H
@@ -69,36 +71,65 @@ struct hwt_misaligned_opts {
 	enum hwt_misaligned_speed override_speed; /* SLOW, FAST or UNSUPPORTED: no probing;
 						   * UNKNOWN (0) = none */
 	const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/hwtune, else ~/.cache/hwtune */
-	const char *sysfs_root; /* NULL: /sys/devices/system/cpu (SMT siblings) */
+	const char *sysfs_root; /* deprecated alias, kept for one release: the CPU folder
+				 * (SMT siblings, online CPUs) instead of
+				 * <root>/sys/devices/system/cpu; NULL: from root */
 	enum hwt_misaligned_speed vector_override_speed; /* SLOW, FAST or UNSUPPORTED:
 						   * every vector result of every CPU
 						   * set so, no vector probing (the
 						   * kernel's unaligned_vector_speed=);
 						   * UNKNOWN (0) = none */
-	/* Prefix of /sys and /proc for CPU identities, online CPUs and the boot
-	 * id (hwt_misaligned_self, _system_*); NULL: the real ones.  sysfs_root
-	 * keeps its meaning for the probe itself. */
+	/* The one root: prefix of /sys and /proc for everything the probe reads
+	 * there (CPU identities, online CPUs, SMT siblings, the boot id); NULL:
+	 * the real ones. */
 	const char *root;
 	const char *runtime_dir; /* NULL: $HWTUNE_RUNTIME_DIR, else HWT_MISALIGNED_RUNTIME_DIR */
 };
 
-/* hwt_misaligned_cpu.notes */
-#define HWT_MISALIGNED_NOTE_FIRMWARE 0x01u  /* ratio < 0.10, no kernel fault: probably
-					       firmware-emulated (reported SLOW) */
-#define HWT_MISALIGNED_NOTE_COARSE 0x02u    /* a minimum of 0 ticks: counter too coarse */
-#define HWT_MISALIGNED_NOTE_MARGINAL 0x04u  /* ratio within 0.90..1.10: a near tie */
-#define HWT_MISALIGNED_NOTE_NO_PERF 0x08u   /* perf events unavailable: EMULATED not detectable */
-#define HWT_MISALIGNED_NOTE_MIGRATED 0x10u  /* the thread left its CPU during the probe */
-#define HWT_MISALIGNED_NOTE_BUDGET 0x20u    /* stopped by the budget, not by a stable minimum */
-#define HWT_MISALIGNED_NOTE_BAD_COPY 0x40u  /* a copy loop did not copy: verdict UNKNOWN */
-#define HWT_MISALIGNED_NOTE_CHECK_FAILED 0x80u /* fault check could not run (no signal guard) */
-/* hwt_misaligned_vector.notes (besides COARSE, MARGINAL, BUDGET, BAD_COPY) */
-#define HWT_MISALIGNED_NOTE_NO_LOOP 0x100u  /* no vector loop in this build (generic C
-					       layer, NO_ASM=1): UNKNOWN */
-#define HWT_MISALIGNED_NOTE_NO_UNIT 0x200u  /* the CPU (or the OS) has no such vector
-					       unit: UNSUPPORTED, as hwprobe says */
-#define HWT_MISALIGNED_NOTE_SKIPPED 0x400u  /* not measured: the scalar access faults or
-					       traps, or HWT_MISALIGNED_NO_VECTOR */
+/*
+ * The notes of hwt_misaligned_cpu.notes and hwt_misaligned_vector.notes,
+ * one list: X(NAME, bit, key, text) for each, where HWT_MISALIGNED_NOTE_<NAME>
+ * is the bit, key the note's name in `hwtune probe --json` ("notes" arrays)
+ * and text its sentence in the text output.  The scalar probe's notes come
+ * first; a vector unit's notes are COARSE, MARGINAL, BUDGET, BAD_COPY and
+ * the last three.  Expand it with your own X, e.g. a name table:
+ *
+ *   #define NOTE_NAME(name, bit, key, text) { bit, key },
+ *   static const struct { unsigned bit; const char *key; } names[] = {
+ *           HWT_MISALIGNED_NOTES(NOTE_NAME)
+ *   };
+ */
+#define HWT_MISALIGNED_NOTES(X)                                                                      \
+	/* ratio < 0.10, no kernel fault: probably firmware-emulated (reported SLOW) */              \
+	X(FIRMWARE, 0x01u, "probably-firmware-emulated",                                             \
+	  "probably firmware-emulated: the word copy is over 10x slower than bytes and the "         \
+	  "kernel saw no alignment fault")                                                           \
+	/* a minimum of 0 ticks: counter too coarse */                                               \
+	X(COARSE, 0x02u, "coarse-counter",                                                           \
+	  "counter lacks granularity needed to measure unaligned access speed")                      \
+	X(MARGINAL, 0x04u, "marginal", "ratio within 0.90..1.10: a near tie")                        \
+	/* perf events unavailable: EMULATED not detectable */                                       \
+	X(NO_PERF, 0x08u, "perf-unavailable",                                                        \
+	  "perf events unavailable: kernel emulation (emulated) cannot be detected")                 \
+	/* the thread left its CPU during the probe */                                               \
+	X(MIGRATED, 0x10u, "migrated", "the probe thread left its CPU")                              \
+	/* stopped by the budget, not by a stable minimum */                                         \
+	X(BUDGET, 0x20u, "budget-exhausted", "stopped by the time budget before the minima were stable") \
+	/* a copy loop did not copy: verdict UNKNOWN */                                              \
+	X(BAD_COPY, 0x40u, "bad-copy", "a copy loop did not copy: verdict unknown")                  \
+	/* the fault check could not run (no signal guard) */                                        \
+	X(CHECK_FAILED, 0x80u, "fault-check-failed",                                                 \
+	  "the fault check could not run (its signal guard was not installed)")                      \
+	/* vector only: no vector loop in this build (generic C layer, NO_ASM=1): UNKNOWN */         \
+	X(NO_LOOP, 0x100u, "no-loop", "no vector loop in this build")                                \
+	/* vector only: the CPU (or the OS) has no such vector unit: UNSUPPORTED, as hwprobe says */ \
+	X(NO_UNIT, 0x200u, "no-unit", "no such vector unit")                                         \
+	/* vector only: not measured: the scalar access faults or traps, or HWT_MISALIGNED_NO_VECTOR */ \
+	X(SKIPPED, 0x400u, "skipped", "not measured")
+
+#define HWT_MISALIGNED_NOTE_ENUM_(name, bit, key, text) HWT_MISALIGNED_NOTE_##name = bit,
+enum hwt_misaligned_note { HWT_MISALIGNED_NOTES(HWT_MISALIGNED_NOTE_ENUM_) };
+#undef HWT_MISALIGNED_NOTE_ENUM_
 
 /*
  * The vector probe of one CPU and one vector unit: the scalar probe's copy
@@ -160,7 +191,7 @@ struct hwt_misaligned_cpu {
 				(-ENOSYS: not riscv, or kernel/emulator without it) */
 	long preempted;      /* involuntary context switches during the probe */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
-	/* Added for the vector probe (probe_ns includes their time): */
+	/* The vector units and split penalties (probe_ns includes their time): */
 	struct hwt_misaligned_vector vector; /* the architecture's vector unit */
 	struct hwt_misaligned_vector avx2;   /* x86_64 AVX2 (vector is SSE2); elsewhere
 						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
@@ -191,15 +222,17 @@ struct hwt_misaligned_report {
 			     * override, or no cache folder) */
 	enum hwt_misaligned_speed vector_summary; /* the set rule over cpu[].vector.speed */
 	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
-	int system_status;  /* hwt_misaligned_self: 0 the system file was used or not
-			     * asked for, else why it was ignored (-ENOENT none, ...) */
+	int system_status;  /* hwt_misaligned_cpus, _self: 0 the system file was used or
+			     * not asked for, else why it was ignored (-ENOENT none, ...) */
 };
 
 /*
  * Probe each CPU of set (NULL: the calling thread's allowed CPUs) and fill
- * out (release with hwt_misaligned_report_free).  A CPU that cannot be
- * pinned is kept with status < 0 and speed UNKNOWN, and left out of the
- * summary.  Returns 0 or a negative errno (-EINVAL bad options or empty set).
+ * out (release with hwt_misaligned_report_free): opts' overrides, else the
+ * user cache, else a measurement; neither the environment nor the system
+ * file is read.  A CPU that cannot be pinned is kept with status < 0 and
+ * speed UNKNOWN, and left out of the summary.  Returns 0 or a negative errno
+ * (-EINVAL bad options or empty set).
  */
 HWT_API int hwt_misaligned_probe(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
 				 struct hwt_misaligned_report *out);
@@ -275,11 +308,12 @@ HWT_API int hwt_misaligned_cpus_with(const struct hwt_misaligned_report *r, int 
 HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 
 /*
- * Write r's known verdicts as the system's result: <dir>/misaligned-<arch>.result
- * (dir NULL: $HWTUNE_RUNTIME_DIR if set, which must be absolute (relative:
- * -EINVAL), else HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644, atomically (a temporary file in dir,
- * fsync, rename, fsync of dir), keyed by boot id, kernel release, the CPU
- * identities and the library version.  -EINVAL for an override's report,
+ * Write r's known verdicts as the system's result:
+ * <dir>/misaligned-<arch>.result (dir NULL: $HWTUNE_RUNTIME_DIR if set,
+ * which must be absolute (relative: -EINVAL), else
+ * HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644,
+ * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
+ * by boot id, kernel release, the CPU identities and the library version.  -EINVAL for an override's report,
  * scalar or vector (not a measurement), or one with no CPU the file keeps
  * (a known scalar verdict and known vector results): a good file is never
  * replaced by an empty one.
@@ -299,22 +333,30 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
  * thread may use (fresh: neither the user cache nor the system file is
  * read), then write the system file.  opts as for hwt_misaligned_probe (an
  * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
- * whole measurement; runtime_dir and root are honoured).  out gets the report even when only the write failed: then
- * the write's error is returned and out must still be freed; on other
- * errors out is empty.
+ * whole measurement; runtime_dir and root are honoured).  out gets the
+ * report even when only the write failed: then the write's error is returned
+ * and out must still be freed; on other errors out is empty.
  */
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);
 
 /*
- * The report for the calling thread's allowed CPUs (sched_getaffinity) in
- * the one-call order: an override (opts, else HWTUNE_UNALIGNED_SCALAR_SPEED
- * and HWTUNE_UNALIGNED_VECTOR_SPEED; either one means hwt_misaligned_probe
- * with it, no file read), else per CPU the system file, then the user cache,
- * then a probe (opts as for hwt_misaligned_probe;
- * NULL: defaults).  source is FROM_SYSTEM when every CPU came from the
- * system file.  cache_status tells why the user cache was ignored.
+ * The report for exactly the CPUs of set (NULL: the calling thread's allowed
+ * CPUs), each found in the lookup order: an override (opts, else
+ * HWTUNE_UNALIGNED_SCALAR_SPEED and HWTUNE_UNALIGNED_VECTOR_SPEED; either one
+ * means every CPU so, the rest probed, no file read), else per CPU the
+ * system file, then the user cache, then a probe (opts as for
+ * hwt_misaligned_probe; NULL: defaults).  The calling thread's affinity is
+ * left as it is.  source is FROM_SYSTEM when every CPU came from the system
+ * file; cache_status tells why the user cache was ignored, system_status
+ * why the system file was.  Returns 0 or a negative errno: -EINVAL bad
+ * options, a bad override in the environment, an empty set, or a CPU of set
+ * the calling thread may not run on (sched_getaffinity).
  */
+HWT_API int hwt_misaligned_cpus(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
+				struct hwt_misaligned_report *out);
+
+/* hwt_misaligned_cpus(NULL, opts, out): the calling thread's allowed CPUs. */
 HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
 				struct hwt_misaligned_report *out);
 
@@ -324,7 +366,6 @@ HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
  * CPU's verdict is found once per process (system file, user cache, probe,
  * as hwt_misaligned_self) and remembered; HWTUNE_UNALIGNED_SCALAR_SPEED is
  * read once.  Thread-safe.  Returns a speed (0..4) or a negative errno.
- * (Earlier builds answered once per process, for the first caller's CPUs.)
  */
 HWT_API int hwt_misaligned_speed(void);
 

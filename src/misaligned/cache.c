@@ -15,9 +15,11 @@
  *   end <entries> <fnv1a-64 of everything above, hex>
  *
  * The trailer catches truncation and edits; a file that fails any check is
- * ignored and later replaced.  Format 2 added the vector and split fields;
- * a format 1 file fails the first line's check and is replaced.  Writes go to a temporary file in the same
- * directory, then rename(): readers see the old file or the new one.
+ * ignored and later replaced; so is a file of format 1 (no vector or split
+ * fields), which fails the first line's check.  The cpu line's fields are
+ * the table below (CACHE_FIELDS), in its order.  Writes go to a temporary
+ * file in the same directory, then rename(): readers see the old file or
+ * the new one.
  */
 #include "common/file.h"
 #include "misaligned/misaligned.h"
@@ -29,6 +31,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,31 +230,94 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	return true;
 }
 
-/* Fields of a cpu line and their largest values. */
-#define NFIELDS 27
-#define VEC_MAX HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX
-static const uint64_t field_max[NFIELDS] = {
-	HWT_CPU_ID_MAX, HWT_MISALIGNED_UNSUPPORTED, UINT32_MAX, UINT64_MAX, UINT64_MAX,
-	UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
-	VEC_MAX, /* vector */ VEC_MAX, /* avx2 */
-	UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX,
-	UINT32_MAX, UINT32_MAX,
-};
+/*
+ * The fields of a cpu line, in their order on the line: the member of
+ * struct hwt_misaligned_cpu, how it is written and read, its largest value.
+ */
+#define CACHE_VECTOR_FIELDS(X, unit)                                   \
+	X(unit.speed, SPEED, HWT_MISALIGNED_UNSUPPORTED)               \
+	X(unit.ratio_x100, UNS, UINT32_MAX)                            \
+	X(unit.word_ns, U64, UINT64_MAX)                               \
+	X(unit.byte_ns, U64, UINT64_MAX)                               \
+	X(unit.notes, UNS, UINT32_MAX)
+#define CACHE_FIELDS(X)                                                \
+	X(cpu, INT, HWT_CPU_ID_MAX)                                    \
+	X(speed, SPEED, HWT_MISALIGNED_UNSUPPORTED)                    \
+	X(ratio_x100, UNS, UINT32_MAX)                                 \
+	X(word_ns, U64, UINT64_MAX)                                    \
+	X(byte_ns, U64, UINT64_MAX)                                    \
+	X(word_median_ns, U64, UINT64_MAX)                             \
+	X(byte_median_ns, U64, UINT64_MAX)                             \
+	X(samples, UNS, UINT32_MAX)                                    \
+	X(reps, UNS, UINT32_MAX)                                       \
+	CACHE_VECTOR_FIELDS(X, vector)                                 \
+	CACHE_VECTOR_FIELDS(X, avx2)                                   \
+	X(split.line_load, UNS, UINT32_MAX)                            \
+	X(split.line_store, UNS, UINT32_MAX)                           \
+	X(split.page_load, UNS, UINT32_MAX)                            \
+	X(split.page_store, UNS, UINT32_MAX)                           \
+	X(split.aligned_load_ps, U64, UINT64_MAX)                      \
+	X(split.aligned_store_ps, U64, UINT64_MAX)                     \
+	X(split.line_bytes, UNS, UINT32_MAX)                           \
+	X(split.page_bytes, UNS, UINT32_MAX)
 
-/* A vector result from its five fields; the unit's name comes from this
- * build (the key's version and model guarantee the same one wrote it). */
-static void vector_from(struct hwt_misaligned_vector *v, unsigned kind, const uint64_t *f)
+enum field_type { F_INT, F_SPEED, F_UNS, F_U64 };
+
+static const struct field {
+	size_t off;
+	enum field_type type;
+	uint64_t max;
+} fields[] = {
+#define FIELD(member, type, max) { offsetof(struct hwt_misaligned_cpu, member), F_##type, max },
+	CACHE_FIELDS(FIELD)
+#undef FIELD
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+_Static_assert(NFIELDS == 27, "the cache line has 27 fields: a change is a new format");
+
+/* Field f of c, widened (the writer's values are never negative: cpu >= 0
+ * and speeds are checked by hwt__cache_keeps). */
+static uint64_t field_get(const struct hwt_misaligned_cpu *c, const struct field *f)
+{
+	const char *p = (const char *)c + f->off;
+
+	switch (f->type) {
+	case F_INT: return (uint64_t)*(const int *)p;
+	case F_SPEED: return (uint64_t)*(const enum hwt_misaligned_speed *)p;
+	case F_UNS: return *(const unsigned *)p;
+	default: return *(const uint64_t *)p;
+	}
+}
+
+/* Store v (at most f->max, which fits the member) into field f of c. */
+static void field_set(struct hwt_misaligned_cpu *c, const struct field *f, uint64_t v)
+{
+	char *p = (char *)c + f->off;
+
+	switch (f->type) {
+	case F_INT: *(int *)p = (int)v; break;
+	case F_SPEED: *(enum hwt_misaligned_speed *)p = (enum hwt_misaligned_speed)v; break;
+	case F_UNS: *(unsigned *)p = (unsigned)v; break;
+	default: *(uint64_t *)p = v; break;
+	}
+}
+
+/* What a vector result is besides its fields; the unit's name comes from
+ * this build (the key's version and model guarantee the same one wrote it). */
+static void vector_finish(struct hwt_misaligned_vector *v, unsigned kind)
 {
 	struct hwt__vec_loops l = { NULL, NULL, NULL, NULL };
 
 	hwt__vec_get(kind, &l);
-	v->speed = (int)f[0];
-	v->ratio_x100 = (unsigned)f[1];
-	v->word_ns = f[2];
-	v->byte_ns = f[3];
-	v->notes = (unsigned)f[4];
 	v->unit = v->notes & (HWT_MISALIGNED_NOTE_NO_UNIT | HWT_MISALIGNED_NOTE_NO_LOOP) ? NULL : l.name;
 	v->hwprobe = -ENOSYS;
+}
+
+/* A vector speed the files hold: no EMULATED; UNKNOWN only if no loop exists. */
+static bool vector_valid(const struct hwt_misaligned_vector *v)
+{
+	return v->speed != HWT_MISALIGNED_EMULATED &&
+	       (v->speed != HWT_MISALIGNED_UNKNOWN || (v->notes & HWT_MISALIGNED_NOTE_NO_LOOP));
 }
 
 /* Worth keeping: a vector result is known, or can never be (no loop). */
@@ -300,25 +366,24 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 		return -ESTALE;
 
 	while (p < trailer) {
-		uint64_t f[NFIELDS];
-		struct hwt_misaligned_cpu *c;
+		struct hwt_misaligned_cpu c = { 0 };
 
 		if (strncmp(p, "cpu ", 4))
 			goto bad;
 		p += 4;
-		for (int i = 0; i < NFIELDS; i++)
-			if (!num(&p, field_max[i], &f[i], i == NFIELDS - 1 ? '\n' : ' '))
+		for (size_t i = 0; i < NFIELDS; i++) {
+			uint64_t v;
+
+			if (!num(&p, fields[i].max, &v, i == NFIELDS - 1 ? '\n' : ' '))
 				goto bad;
-		if (f[1] == HWT_MISALIGNED_UNKNOWN)
+			field_set(&c, &fields[i], v);
+		}
+		if (c.speed == HWT_MISALIGNED_UNKNOWN || !vector_valid(&c.vector) ||
+		    !vector_valid(&c.avx2))
 			goto bad;
-		/* vector speeds: no EMULATED; UNKNOWN only if no loop exists */
-		for (int i = 9; i < 19; i += 5)
-			if (f[i] == HWT_MISALIGNED_EMULATED ||
-			    (f[i] == HWT_MISALIGNED_UNKNOWN && !(f[i + 4] & HWT_MISALIGNED_NOTE_NO_LOOP)))
-				goto bad;
-		if (seen[f[0] / 8] & (1u << (f[0] % 8)))
+		if (seen[c.cpu / 8] & (1u << (c.cpu % 8)))
 			goto bad;
-		seen[f[0] / 8] |= (unsigned char)(1u << (f[0] % 8));
+		seen[c.cpu / 8] |= (unsigned char)(1u << (c.cpu % 8));
 		if (n == cap) {
 			struct hwt_misaligned_cpu *ne;
 
@@ -330,31 +395,12 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 			}
 			e = ne;
 		}
-		c = &e[n++];
-		memset(c, 0, sizeof(*c));
-		c->cpu = (int)f[0];
-		c->speed = (int)f[1];
-		c->ratio_x100 = (unsigned)f[2];
-		c->word_ns = f[3];
-		c->byte_ns = f[4];
-		c->word_median_ns = f[5];
-		c->byte_median_ns = f[6];
-		c->samples = (unsigned)f[7];
-		c->reps = (unsigned)f[8];
-		c->source = HWT_MISALIGNED_FROM_CACHE;
-		c->align_faults = -1;
-		c->hwprobe = -ENOSYS;
-		vector_from(&c->vector, HWT__VEC_MAIN, f + 9);
-		vector_from(&c->avx2, HWT__VEC_WIDE, f + 14);
-		c->vector_source = HWT_MISALIGNED_FROM_CACHE;
-		c->split.line_load = (unsigned)f[19];
-		c->split.line_store = (unsigned)f[20];
-		c->split.page_load = (unsigned)f[21];
-		c->split.page_store = (unsigned)f[22];
-		c->split.aligned_load_ps = f[23];
-		c->split.aligned_store_ps = f[24];
-		c->split.line_bytes = (unsigned)f[25];
-		c->split.page_bytes = (unsigned)f[26];
+		c.source = c.vector_source = HWT_MISALIGNED_FROM_CACHE;
+		c.align_faults = -1;
+		c.hwprobe = -ENOSYS;
+		vector_finish(&c.vector, HWT__VEC_MAIN);
+		vector_finish(&c.avx2, HWT__VEC_WIDE);
+		e[n++] = c;
 	}
 	if (count != n)
 		goto bad;
@@ -466,19 +512,10 @@ int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligne
 
 		if (!hwt__cache_keeps(c))
 			continue; /* UNKNOWN is worth another try next time */
-		put(&b, "cpu %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u",
-		    c->cpu, c->speed, c->ratio_x100, c->word_ns, c->byte_ns, c->word_median_ns,
-		    c->byte_median_ns, c->samples, c->reps);
-		for (int u = 0; u < 2; u++) {
-			const struct hwt_misaligned_vector *v = u ? &c->avx2 : &c->vector;
-
-			put(&b, " %d %u %" PRIu64 " %" PRIu64 " %u", v->speed, v->ratio_x100,
-			    v->word_ns, v->byte_ns, v->notes);
-		}
-		put(&b, " %u %u %u %u %" PRIu64 " %" PRIu64 " %u %u\n", c->split.line_load,
-		    c->split.line_store, c->split.page_load, c->split.page_store,
-		    c->split.aligned_load_ps, c->split.aligned_store_ps, c->split.line_bytes,
-		    c->split.page_bytes);
+		put(&b, "cpu");
+		for (size_t f = 0; f < NFIELDS; f++)
+			put(&b, " %" PRIu64, field_get(c, &fields[f]));
+		put(&b, "\n");
 		kept++;
 	}
 	if (!b.oom) {

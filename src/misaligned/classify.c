@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Verdicts, names and overrides: no I/O except one getenv. */
+/* Verdicts, names, overrides and the kernel's own verdict (riscv_hwprobe): no I/O except
+ * getenv and that system call. */
 #include "misaligned/misaligned.h"
+
+#include "arch/hwprobe.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -143,4 +146,12 @@ void hwt__vector_classify(const struct hwt__probe_obs *obs, struct hwt__verdict 
 	o.align_faults = 0;
 	hwt__misaligned_classify(&o, v);
 	v->notes &= ~(unsigned)(HWT_MISALIGNED_NOTE_FIRMWARE | HWT_MISALIGNED_NOTE_NO_PERF);
+}
+
+/* The kernel's own answer, for programs that show it beside the probe's. */
+HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value)
+{
+	if (cpu < -1 || key < 0 || !value)
+		return -EINVAL;
+	return hwt__hwprobe_key(cpu, key, value);
 }

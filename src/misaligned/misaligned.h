@@ -7,9 +7,11 @@
  *   fault.c     one CPU: does a misaligned access trap or fault (pinned thread)
  *   measure.c   one CPU: fault check, then the timing loops (pinned thread)
  *   cache.c     per-CPU results on disk, keyed to this boot and machine
- *   probe.c     the public entry points: sets, waves, cache, override
+ *   system.c    the system-wide result file
+ *   lookup.c    the lookup chain (override, system file, user cache, measure)
+ *               and the entry points that walk it
+ *   waves.c     the chain's last step: measure a set, wave by wave, pinned
  *   groups.c    groups of alike CPUs, which CPUs have a verdict
- *   system.c    the system-wide result file, the one-call answers
  */
 #ifndef HWT_MISALIGNED_INTERNAL_H
 #define HWT_MISALIGNED_INTERNAL_H
@@ -22,14 +24,39 @@
 #include <sys/types.h>
 
 /* Test seam, not public: the fault check raises SIGBUS instead of touching
- * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE.
- * Unit tests pass it in hwt_misaligned_opts.flags; the CLI tests set
- * HWTUNE_TEST_FORCE_SIGBUS=1, which hwt_misaligned_probe() honours. */
+ * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE and
+ * no system file.  Unit tests pass it in hwt_misaligned_opts.flags or set it
+ * for every probe with hwt__misaligned_test_hook. */
 #define HWT__MISALIGNED_FORCE_SIGBUS 0x100u
 /* Test seam, not public: every vector unit's probe takes a SIGBUS at its
- * first access (the "vector access traps" path: UNSUPPORTED); implies
- * NO_CACHE.  HWTUNE_TEST_FORCE_VECTOR_TRAP=1 sets it for the CLI tests. */
+ * first access (the "vector access traps" path: UNSUPPORTED); the same. */
 #define HWT__MISALIGNED_FORCE_VECTOR_TRAP 0x200u
+
+/* --- lookup.c ------------------------------------------------------------- */
+
+/* Test hook, not exported from the shared library (the static one has it):
+ * add force (HWT__MISALIGNED_FORCE_* bits; 0 clears) to the flags of every
+ * probe of the process.  Call it before any probe starts (not thread-safe);
+ * tests/harness/probe_hook.c calls it for the CLI tests' tool. */
+void hwt__misaligned_test_hook(unsigned force);
+/* The one root of opts as a CPU folder: sysfs_root (the old name, kept as an
+ * alias) if set, else <root>/sys/devices/system/cpu in buf, else NULL (the
+ * real one). */
+const char *hwt__misaligned_sysfs(const struct hwt_misaligned_opts *opts, char *buf, size_t len);
+/* opts measures the vector units and the split penalties: no vector
+ * override, not HWT_MISALIGNED_NO_VECTOR. */
+bool hwt__misaligned_measures_vector(const struct hwt_misaligned_opts *opts);
+
+/* --- waves.c -------------------------------------------------------------- */
+
+/* The slot of cpu in r (ascending CPUs), NULL if none. */
+struct hwt_misaligned_cpu *hwt__misaligned_slot(const struct hwt_misaligned_report *r, int cpu);
+/* Measure each CPU i of r with todo[i], in r->cpu[i], under opts (flags,
+ * overrides, root) and r's budget, window, serial and smt_apart; count the
+ * waves in r->waves.  A CPU that cannot be pinned gets status < 0.  0 or a
+ * negative errno (-ENOMEM, or the fault guard's). */
+int hwt__misaligned_measure_set(struct hwt_misaligned_report *r, const bool *todo,
+				const struct hwt_misaligned_opts *opts);
 
 /* --- classify.c ---------------------------------------------------------- */
 

@@ -9,10 +9,7 @@
  * write it and it is a regular file; anything else is ignored, never an
  * error of the answer.
  *
- * The one-call order, per CPU: environment override (all CPUs), system
- * file, user cache, probe.  hwt_misaligned_speed() remembers each CPU's
- * verdict for the process under one mutex and answers for the calling
- * thread's CPUs at each call.
+ * Step 2 of the lookup chain (lookup.c) reads it.
  */
 #include "common/file.h"
 #include "misaligned/misaligned.h"
@@ -220,13 +217,6 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 	return r;
 }
 
-static void summarize(struct hwt_misaligned_report *r)
-{
-	r->summary = hwt_misaligned_summary(r->cpu, r->n);
-	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
-	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
-}
-
 /* The report's array for these entries (ascending CPUs, as parse keeps the
  * writer's order, which is the report's). */
 static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misaligned_source src,
@@ -237,7 +227,9 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->n = n;
 	out->source = src;
 	out->cache_off = true;
-	summarize(out);
+	out->summary = hwt_misaligned_summary(e, n);
+	out->vector_summary = hwt_misaligned_vector_summary(e, n, false);
+	out->avx2_summary = hwt_misaligned_vector_summary(e, n, true);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
@@ -302,7 +294,8 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 {
 	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_cpus online = HWT_CPUS_INIT, allowed = HWT_CPUS_INIT, set = HWT_CPUS_INIT;
-	char sys[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *sysfs;
 	int r;
 
 	if (!out)
@@ -313,9 +306,9 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 	if (o.override_speed || o.vector_override_speed || (o.flags & HWT_MISALIGNED_NO_VECTOR))
 		return -EINVAL; /* not a (whole) measurement */
 	o.flags |= HWT_MISALIGNED_NO_CACHE;
-	snprintf(sys, sizeof(sys), "%s/sys/devices/system/cpu", o.root ? o.root : "");
+	sysfs = hwt__misaligned_sysfs(&o, buf, sizeof(buf));
 	r = hwt_cpu_allowed(&allowed);
-	if (!r && hwt_cpu_online(sys, &online) == 0) {
+	if (!r && hwt_cpu_online(sysfs, &online) == 0) {
 		for (unsigned i = 0; i < allowed.n && !r; i++)
 			if (hwt_cpus_has(&online, allowed.cpu[i]))
 				r = hwt_cpus_add(&set, allowed.cpu[i]);
@@ -331,173 +324,4 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 	if (r)
 		return r;
 	return system_write_in(o.runtime_dir, o.root, out);
-}
-
-/* --- the one-call answers -------------------------------------------------- */
-
-/* set's verdicts: the system file first (unless NO_CACHE/REFRESH), then
- * hwt_misaligned_probe (user cache, probe) for the CPUs it lacks. */
-static int resolve(const struct hwt_cpus *set, const struct hwt_misaligned_opts *opts,
-		   struct hwt_misaligned_report *out)
-{
-	static const struct hwt_misaligned_opts defaults;
-	struct hwt_misaligned_report sys = { 0 }, sub = { 0 };
-	struct hwt_cpus rest = HWT_CPUS_INIT;
-	int r = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (!opts)
-		opts = &defaults;
-	out->cpu = calloc(set->n ? set->n : 1, sizeof(*out->cpu));
-	if (!out->cpu)
-		return -ENOMEM;
-	out->n = set->n;
-	/* the file holds vector results, and the test hooks must really probe */
-	if (!(opts->flags & (HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_REFRESH | HWT_MISALIGNED_NO_VECTOR |
-			     HWT__MISALIGNED_FORCE_SIGBUS | HWT__MISALIGNED_FORCE_VECTOR_TRAP)))
-		out->system_status = hwt_misaligned_system_read(opts->runtime_dir, opts->root, &sys);
-	if (out->system_status == -ENOMEM) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* set and the file's entries are both ascending (the writer's order;
-	 * an entry out of order is only missed, and then probed) */
-	for (unsigned i = 0, k = 0; i < set->n && !r; i++) {
-		while (k < sys.n && sys.cpu[k].cpu < set->cpu[i])
-			k++;
-		if (k < sys.n && sys.cpu[k].cpu == set->cpu[i])
-			out->cpu[i] = sys.cpu[k];
-		else
-			r = hwt_cpus_add(&rest, set->cpu[i]);
-	}
-	if (!r && rest.n)
-		r = hwt_misaligned_probe(&rest, opts, &sub);
-	if (r)
-		goto out;
-	/* set and sub (a probe of rest, a subset of set) are both ascending */
-	for (unsigned i = 0, j = 0; i < sub.n; i++) {
-		while (j < set->n && set->cpu[j] != sub.cpu[i].cpu)
-			j++;
-		if (j < set->n)
-			out->cpu[j] = sub.cpu[i];
-	}
-	if (rest.n) {
-		out->serial = sub.serial;
-		out->smt_apart = sub.smt_apart;
-		out->kernel_window = sub.kernel_window;
-		out->waves = sub.waves;
-		out->budget_us = sub.budget_us;
-		out->cache_status = sub.cache_status;
-		out->cache_off = sub.cache_off;
-		out->source = sub.source;
-	} else {
-		out->cache_off = true;
-		out->source = HWT_MISALIGNED_FROM_SYSTEM;
-		/* what a probe would have used, as a cached report says */
-		out->budget_us = opts->budget_us ? opts->budget_us : HWT_MISALIGNED_DEFAULT_BUDGET_US;
-	}
-	summarize(out);
-out:
-	hwt_misaligned_report_free(&sys);
-	hwt_misaligned_report_free(&sub);
-	hwt_cpus_free(&rest);
-	if (r)
-		hwt_misaligned_report_free(out);
-	return r;
-}
-
-HWT_API int hwt_misaligned_self(const struct hwt_misaligned_opts *opts,
-				struct hwt_misaligned_report *out)
-{
-	struct hwt_misaligned_opts o = { 0 };
-	struct hwt_cpus set = HWT_CPUS_INIT;
-	uint64_t t0;
-	int r, s;
-
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (opts)
-		o = *opts;
-	if (!o.override_speed) {
-		s = hwt_misaligned_env_override(NULL);
-		if (s < 0)
-			return s;
-		o.override_speed = s;
-	}
-	if (!o.vector_override_speed) {
-		s = hwt_misaligned_env_vector_override(NULL);
-		if (s < 0)
-			return s;
-		o.vector_override_speed = s;
-	}
-	/* an override is no measurement: neither file is read */
-	if (o.override_speed || o.vector_override_speed)
-		return hwt_misaligned_probe(NULL, &o, out);
-	t0 = hwt__now_ns();
-	r = hwt_cpu_allowed(&set);
-	if (!r)
-		r = resolve(&set, &o, out);
-	hwt_cpus_free(&set);
-	if (!r)
-		out->wall_ns = hwt__now_ns() - t0;
-	return r;
-}
-
-/* Each CPU's verdict for the process: 0 not yet known, else speed + 1;
- * NOT_PROBED for a CPU that could not be probed (left out of the rule). */
-#define NOT_PROBED 0xffu
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char memo[HWT_CPU_ID_MAX + 1]; /* under memo_lock */
-static bool env_read;                          /* under memo_lock */
-static int env_speed;                          /* under memo_lock */
-
-HWT_API int hwt_misaligned_speed(void)
-{
-	struct hwt_cpus set = HWT_CPUS_INIT, missing = HWT_CPUS_INIT;
-	struct hwt_misaligned_report rep;
-	int r, answer = -1;
-
-	r = hwt_cpu_allowed(&set);
-	if (r)
-		return r;
-	pthread_mutex_lock(&memo_lock);
-	if (!env_read) {
-		env_speed = hwt_misaligned_env_override(NULL); /* a speed, 0, or -EINVAL */
-		env_read = true;
-	}
-	if (env_speed) {
-		r = env_speed;
-		goto out;
-	}
-	for (unsigned i = 0; i < set.n && !r; i++)
-		if (!memo[set.cpu[i]])
-			r = hwt_cpus_add(&missing, set.cpu[i]);
-	if (!r && missing.n) {
-		r = resolve(&missing, NULL, &rep);
-		for (unsigned i = 0; !r && i < rep.n; i++)
-			memo[rep.cpu[i].cpu] = rep.cpu[i].status ? NOT_PROBED
-								 : (unsigned char)(rep.cpu[i].speed + 1);
-		if (!r)
-			hwt_misaligned_report_free(&rep);
-	}
-	if (r)
-		goto out;
-	/* hwprobe's set rule over the CPUs that were probed */
-	for (unsigned i = 0; i < set.n; i++) {
-		unsigned m = memo[set.cpu[i]];
-
-		if (m == NOT_PROBED)
-			continue;
-		if (answer < 0)
-			answer = (int)m - 1;
-		else if (answer != (int)m - 1)
-			answer = HWT_MISALIGNED_UNKNOWN;
-	}
-	r = answer < 0 ? HWT_MISALIGNED_UNKNOWN : answer;
-out:
-	pthread_mutex_unlock(&memo_lock);
-	hwt_cpus_free(&set);
-	hwt_cpus_free(&missing);
-	return r;
 }

@@ -119,10 +119,17 @@ else
 fi
 
 # --- forced SIGBUS ----------------------------------------------------------------
+# Through the tests' build of the tool (test-hwtune beside hwtune, linked with
+# tests/harness/probe_hook.c): the shipped tool and library read no test seam.
+shipped=$HWTUNE
+tool=${shipped##* }
+HWTUNE="${shipped%hwtune}test-hwtune"
+tap_ok "the shipped tool reads no test seam" sh -c "! grep -q HWTUNE_TEST_FORCE '$tool'"
 HWTUNE_TEST_FORCE_SIGBUS=1
 export HWTUNE_TEST_FORCE_SIGBUS
 tap_run probe --json
 unset HWTUNE_TEST_FORCE_SIGBUS
+HWTUNE=$shipped
 tap_ok "forced SIGBUS: exits 0 (no crash)" status_is 0
 tap_ok "forced SIGBUS: every CPU unsupported" all_are "$out" unsupported
 tap_ok "forced SIGBUS: summary unsupported" test "$(field "$out" summary)" = unsupported

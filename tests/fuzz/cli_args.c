@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the hwtune command line, every command, parse step only
- * (tools/commands.c cli_parse: nothing is measured).
+ * (tools/hwtune.c cli_parse: nothing is measured).
  *
  * Input: one byte choosing the environment (bits 0-1
  * HWTUNE_UNALIGNED_SCALAR_SPEED unset/"fast"/"bogus"/"", bits 2-3
@@ -21,7 +21,7 @@
  *    sync fit the queue, disable_msipolling in effect only without MSI
  *    polling, ...),
  *    and every numeric option holds the value its last occurrence spells
- *    in the documented syntax, decimal only (util/cli.h); decode's dwords
+ *    in the documented syntax, decimal only (prog/cli.h); decode's dwords
  *    are the hex its two operands spell; options are read as getopt_long
  *    reads them (exact name or unique abbreviation, "--name=V" or "--name
  *    V", "--" ends them); the environment a run depends on is valid
@@ -29,7 +29,11 @@
  */
 #include "fuzz/fuzz.h"
 
-#include "cli.h"
+#include "hwtune.h"
+#include "cmdq/command.h"
+#include "decode/command.h"
+#include "job/job.h"
+#include "probe/command.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -58,7 +62,7 @@ static int parse_captured(int argc, char **argv, struct cli_args *a, struct capt
 	return r;
 }
 
-/* util/cli.h: "an unsigned decimal value", digits only. */
+/* prog/cli.h: "an unsigned decimal value", digits only. */
 static bool ref_number(const char *s, uint64_t *v)
 {
 	uint64_t x = 0;

@@ -604,6 +604,16 @@ TEST(null_misaligned_system_probe)
 	ASSERT_EQ(hwt_misaligned_system_probe(NULL, NULL), -EINVAL);
 }
 
+TEST(null_misaligned_cpus)
+{
+	struct hwt_cpus bad = { .cpu = NULL, .n = 1 };
+	struct hwt_misaligned_report r;
+
+	ASSERT_EQ(hwt_misaligned_cpus(NULL, NULL, NULL), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_cpus(&bad, NULL, &r), -EINVAL); /* n CPUs, no array */
+	ASSERT_EQ(r.n, 0);
+}
+
 TEST(null_misaligned_self)
 {
 	ASSERT_EQ(hwt_misaligned_self(NULL, NULL), -EINVAL);

@@ -41,6 +41,41 @@ TEST(values_match_riscv_hwprobe)
 	ASSERT_TRUE(hwt_misaligned_speed_name(-1) == NULL);
 }
 
+/* The note bits are ABI (a program may keep them) and their keys are the JSON contract
+ * (docs/json.md): one list generates both, and neither may drift. */
+#define NOTE_ROW(name, bit, key, text) { HWT_MISALIGNED_NOTE_##name, bit, key, text },
+TEST(note_bits_and_keys_come_from_one_list)
+{
+	static const struct {
+		unsigned value, bit;
+		const char *key, *text;
+	} row[] = { HWT_MISALIGNED_NOTES(NOTE_ROW) };
+	static const struct {
+		unsigned bit;
+		const char *key;
+	} want[] = {
+		{ 0x01u, "probably-firmware-emulated" }, { 0x02u, "coarse-counter" }, { 0x04u, "marginal" },
+		{ 0x08u, "perf-unavailable" }, { 0x10u, "migrated" }, { 0x20u, "budget-exhausted" },
+		{ 0x40u, "bad-copy" }, { 0x80u, "fault-check-failed" }, { 0x100u, "no-loop" },
+		{ 0x200u, "no-unit" }, { 0x400u, "skipped" },
+	};
+	unsigned seen = 0;
+
+	ASSERT_EQ(sizeof(row) / sizeof(row[0]), sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+		ASSERT_EQ(row[i].value, row[i].bit);
+		ASSERT_EQ(row[i].bit, want[i].bit);
+		ASSERT_STR_EQ(row[i].key, want[i].key);
+		ASSERT_TRUE(row[i].text[0] != '\0');
+		ASSERT_EQ(seen & row[i].bit, 0u);
+		seen |= row[i].bit;
+	}
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_FIRMWARE, 0x01);
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_CHECK_FAILED, 0x80);
+	ASSERT_EQ(HWT_MISALIGNED_NOTE_SKIPPED, 0x400);
+}
+#undef NOTE_ROW
+
 TEST(classify_fast_when_words_beat_bytes)
 {
 	struct hwt__verdict v = classify(142, 975, 0, 0);
@@ -687,6 +722,83 @@ TEST(cache_accepts_only_what_the_writer_writes)
 
 /* Format 2 added the vector and split fields: a format-1 file (whose
  * lines were right then) is refused, not misread, and later replaced. */
+/* A file written by the writer before the cpu line became a table
+ * (hwt__cache_format at c2e5ae6, these entries): still read, field for
+ * field, and written again byte for byte. */
+static const char old_file[] =
+	"hwtune-misaligned-cache 2\n"
+	"boot_id boot-1\n"
+	"kernel 6.1.0-test\n"
+	"model 0123456789abcdef\n"
+	"version 0.1.0\n"
+	"cpu 3 3 619 456 2826 470 2900 25 2 3 1096 233 2559 4 4 0 0 0 512 132 338 132 4267 1234 5678 "
+	"64 4096\n"
+	"cpu 4095 2 95 18446744073709551615 18446744073709551614 1 0 4294967295 1 0 0 0 0 256 0 0 0 0 "
+	"258 4294967295 0 1 2 0 18446744073709551615 4294967295 0\n"
+	"end 2 7bb97dc40f70f4f2\n";
+
+TEST(cache_reads_and_rewrites_a_file_of_the_old_writer)
+{
+	struct hwt__cache_key k = { "boot-1", "6.1.0-test", "0123456789abcdef", "0.1.0" };
+	struct hwt_misaligned_cpu *e;
+	const struct hwt_misaligned_cpu *a, *b;
+	unsigned n;
+	size_t len;
+	char *text;
+
+	ASSERT_OK(hwt__cache_parse(old_file, strlen(old_file), &k, &e, &n));
+	ASSERT_EQ(n, 2);
+	a = &e[0], b = &e[1];
+	ASSERT_EQ(a->cpu, 3);
+	ASSERT_EQ(a->speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(a->ratio_x100, 619);
+	ASSERT_EQ_U64(a->word_ns, 456);
+	ASSERT_EQ_U64(a->byte_ns, 2826);
+	ASSERT_EQ_U64(a->word_median_ns, 470);
+	ASSERT_EQ_U64(a->byte_median_ns, 2900);
+	ASSERT_EQ(a->samples, 25);
+	ASSERT_EQ(a->reps, 2);
+	ASSERT_EQ(a->vector.speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(a->vector.ratio_x100, 1096);
+	ASSERT_EQ_U64(a->vector.word_ns, 233);
+	ASSERT_EQ_U64(a->vector.byte_ns, 2559);
+	ASSERT_EQ(a->vector.notes, HWT_MISALIGNED_NOTE_MARGINAL);
+	ASSERT_EQ(a->avx2.speed, HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(a->avx2.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
+	ASSERT_TRUE(a->avx2.unit == NULL);
+	ASSERT_EQ(a->split.line_load, 132);
+	ASSERT_EQ(a->split.line_store, 338);
+	ASSERT_EQ(a->split.page_load, 132);
+	ASSERT_EQ(a->split.page_store, 4267);
+	ASSERT_EQ_U64(a->split.aligned_load_ps, 1234);
+	ASSERT_EQ_U64(a->split.aligned_store_ps, 5678);
+	ASSERT_EQ(a->split.line_bytes, 64);
+	ASSERT_EQ(a->split.page_bytes, 4096);
+	ASSERT_EQ(a->source, HWT_MISALIGNED_FROM_CACHE);
+	ASSERT_EQ(a->vector_source, HWT_MISALIGNED_FROM_CACHE);
+	ASSERT_EQ(a->align_faults, -1);
+	ASSERT_EQ(a->hwprobe, -ENOSYS);
+	ASSERT_EQ(b->cpu, 4095);
+	ASSERT_EQ(b->speed, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ_U64(b->word_ns, UINT64_MAX);
+	ASSERT_EQ_U64(b->byte_ns, UINT64_MAX - 1);
+	ASSERT_EQ(b->samples, UINT32_MAX);
+	ASSERT_EQ(b->vector.speed, HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(b->vector.notes, HWT_MISALIGNED_NOTE_NO_LOOP);
+	ASSERT_EQ(b->avx2.notes, HWT_MISALIGNED_NOTE_NO_LOOP | HWT_MISALIGNED_NOTE_COARSE);
+	ASSERT_EQ(b->split.line_load, UINT32_MAX);
+	ASSERT_EQ(b->split.page_load, 1);
+	ASSERT_EQ(b->split.page_store, 2);
+	ASSERT_EQ_U64(b->split.aligned_store_ps, UINT64_MAX);
+	ASSERT_EQ(b->split.line_bytes, UINT32_MAX);
+	ASSERT_EQ(b->split.page_bytes, 0);
+	ASSERT_OK(hwt__cache_format(&k, e, n, &text, &len));
+	ASSERT_EQ(len, strlen(old_file));
+	ASSERT_STR_EQ(text, old_file);
+	free(text);
+	free(e);
+}
+
 TEST(cache_format_1_is_refused)
 {
 	struct hwt_misaligned_cpu *got = NULL;

@@ -571,3 +571,58 @@ TEST(one_call_answer_rejects_a_bad_environment)
 	setenv("HWTUNE_UNALIGNED_SCALAR_SPEED", "turbo", 1);
 	ASSERT_EQ(hwt_misaligned_speed(), -EINVAL);
 }
+
+/* hwt_misaligned_cpus answers for exactly the CPUs asked, leaves the
+ * caller's affinity alone and refuses a CPU the caller may not run on. */
+TEST_TIMEOUT(cpus_answers_for_exactly_that_set, 30)
+{
+	struct hwt_misaligned_opts o = { .flags = HWT_MISALIGNED_NO_CACHE | HWT_MISALIGNED_NO_VECTOR,
+					 .budget_us = 200 };
+	struct hwt_cpus set = HWT_CPUS_INIT, one = HWT_CPUS_INIT, after = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r;
+
+	allowed(&set);
+	ASSERT_OK(hwt_cpus_add(&one, set.cpu[set.n - 1]));
+	ASSERT_OK(hwt_misaligned_cpus(&one, &o, &r));
+	ASSERT_EQ(r.n, 1);
+	ASSERT_EQ(r.cpu[0].cpu, set.cpu[set.n - 1]);
+	ASSERT_EQ(r.cpu[0].status, 0);
+	ASSERT_EQ(r.source, HWT_MISALIGNED_MEASURED);
+	ASSERT_EQ(r.summary, r.cpu[0].speed);
+	hwt_misaligned_report_free(&r);
+	allowed(&after);
+	ASSERT_EQ(after.n, set.n); /* the caller was not pinned */
+	/* an override answers every CPU asked, no probe */
+	o.override_speed = HWT_MISALIGNED_FAST;
+	o.vector_override_speed = HWT_MISALIGNED_SLOW;
+	ASSERT_OK(hwt_misaligned_cpus(&one, &o, &r));
+	ASSERT_EQ(r.n, 1);
+	ASSERT_EQ(r.cpu[0].cpu, one.cpu[0]);
+	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_OVERRIDE);
+	ASSERT_EQ(r.summary, HWT_MISALIGNED_FAST);
+	hwt_misaligned_report_free(&r);
+	/* NULL: the calling thread's CPUs, as hwt_misaligned_self */
+	ASSERT_OK(hwt_misaligned_cpus(NULL, &o, &r));
+	ASSERT_EQ(r.n, set.n);
+	hwt_misaligned_report_free(&r);
+	hwt_cpus_free(&set);
+	hwt_cpus_free(&one);
+	hwt_cpus_free(&after);
+}
+
+TEST(cpus_refuses_a_cpu_outside_the_allowed_set)
+{
+	struct hwt_misaligned_opts o = { .override_speed = HWT_MISALIGNED_FAST };
+	struct hwt_cpus set = HWT_CPUS_INIT, empty = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r;
+
+	allowed(&set);
+	ASSERT_OK(hwt_cpus_add(&set, set.cpu[set.n - 1] + 1));
+	r.n = 7;
+	ASSERT_EQ(hwt_misaligned_cpus(&set, &o, &r), -EINVAL); /* even with an override */
+	ASSERT_EQ(r.n, 0);
+	ASSERT_TRUE(r.cpu == NULL);
+	ASSERT_EQ(hwt_misaligned_cpus(&empty, &o, &r), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_cpus(&set, &o, NULL), -EINVAL);
+	hwt_cpus_free(&set);
+}
