@@ -380,7 +380,7 @@ deps:
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
 		libck-dev spin pkgconf mandoc \
-		debhelper dpkg-dev lintian abigail-tools systemd
+		debhelper dpkg-dev lintian abigail-tools systemd strace
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:

@@ -4,6 +4,7 @@
 # macros, hwt_version(), --version, hwtune.pc, man .TH lines,
 # debian/changelog, NEWS.md) says otherwise.
 #
+#   make check-unit             the systemd unit (tests/native/systemd.sh)
 #   make print-version          the version
 #   make set-version V=X.Y.Z    rewrite every copy (Makefile, header, man
 #                               pages, a new debian/changelog entry)
@@ -18,7 +19,13 @@ DIST_NAME := hwtune-$(VERSION)
 DIST_TAR := build/$(DIST_NAME).tar.gz
 DISTCHECK_TARGETS ?= check
 
-.PHONY: print-version set-version dist distcheck
+.PHONY: print-version set-version dist distcheck check-unit
+
+# hwtune-probe.service through systemd-analyze verify and security, and its
+# system-call allow-list against what the probe calls (tests/native/systemd.sh,
+# also part of make check's native stage).
+check-unit: all
+	@mkdir -p build && HWT_TEST_ONLY=systemd sh tests/run.sh native $(BUILD) build/check-unit.counts
 print-version:
 	@echo $(VERSION)
 
