@@ -28,11 +28,13 @@ if [ "${1:-}" = --update ]; then
 	exit
 fi
 lib=$1 counts=$2
-result() { # pass fail skip, then the TAP line
+result() { # pass fail skip, then the TAP line (its words)
 	echo "$1 $2 $3" >> "$counts"
-	echo "$4"
-	echo "# abi: $1 passed, $2 failed, $3 skipped"
-	[ "$2" -eq 0 ] || [ -n "${HWT_CHECK_ALL:-}" ]
+	summary="# abi: $1 passed, $2 failed, $3 skipped" failed=$2
+	shift 3
+	echo "$*"
+	echo "$summary"
+	[ "$failed" -eq 0 ] || [ -n "${HWT_CHECK_ALL:-}" ]
 	exit
 }
 if ! command -v abidiff >/dev/null 2>&1 || ! command -v abidw >/dev/null 2>&1; then
@@ -57,11 +59,13 @@ if [ $((broken & 3)) -ne 0 ] || [ $((any & 3)) -ne 0 ]; then
 	result 0 1 0 "not ok 1 - abi: abidiff could not compare $base and $lib"
 elif [ "$broken" -ne 0 ] && [ "$old" = "$new" ]; then
 	sed 's/^/# /' "$cur/break"
-	result 0 1 0 "not ok 1 - abi: $lib breaks the ABI of $old (above); restore it, or bump VERSION_MAJOR (the soname) in the same commit"
+	result 0 1 0 "not ok 1 - abi: $lib breaks the ABI of $old (above); restore it," \
+		"or bump VERSION_MAJOR (the soname) in the same commit"
 elif [ "$broken" -ne 0 ]; then
 	sed 's/^/# /' "$cur/break"
 	cp "$cur/lib.abi" "$base"
-	result 1 0 0 "ok 1 - abi: incompatible change with the soname bumped ($old -> $new): $base rewritten, commit it"
+	result 1 0 0 "ok 1 - abi: incompatible change with the soname bumped ($old -> $new):" \
+		"$base rewritten, commit it"
 elif [ "$any" -ne 0 ]; then
 	sed 's/^/# /' "$cur/all"
 	cp "$cur/lib.abi" "$base"

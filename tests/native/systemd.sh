@@ -23,8 +23,10 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	tap_ok "systemd-analyze security: exposure ${score:-?} (at most 1.5)" sh -c \
 		"systemd-analyze security --offline=true --threshold=15 --no-pager '$unit' > '$out' 2>&1"
 else
-	tap_skip "systemd-analyze verify is silent on the installed unit" "no systemd-analyze (Debian package systemd)"
-	tap_skip "systemd-analyze security: exposure at most 1.5" "no systemd-analyze (Debian package systemd)"
+	for t in "systemd-analyze verify is silent on the installed unit" \
+		"systemd-analyze security: exposure at most 1.5"; do
+		tap_skip "$t" "no systemd-analyze (Debian package systemd)"
+	done
 fi
 # What the probe needs stays: root (the readers trust only root's file),
 # /proc/cpuinfo and /proc/sys (ProcSubset=pid hides them), every CPU.
@@ -51,14 +53,16 @@ if command -v systemd-analyze >/dev/null 2>&1 && command -v strace >/dev/null 2>
 	tap_ok "hwtune probe --system runs under strace" sh -c \
 		"HWTUNE_RUNTIME_DIR='$tap_dir/run' strace -f -qq -o '$tap_dir/trace' $HWTUNE probe --system > '$out' 2>&1"
 	sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$tap_dir/trace" | sort -u > "$tap_dir/used"
-	tap_ok "every system call of the probe ($(wc -l < "$tap_dir/used") kinds) is in the unit's allow-list" sh -c \
+	kinds=$(wc -l < "$tap_dir/used")
+	tap_ok "every system call of the probe ($kinds kinds) is in the unit's allow-list" sh -c \
 		"grep -q sched_setaffinity '$tap_dir/used' && comm -23 '$tap_dir/used' '$tap_dir/allowed' > '$out';
 		 ! test -s '$out'"
 	tap_ok "and so are the ones it makes elsewhere (perf_event_open, membarrier, riscv_hwprobe)" sh -c \
 		"printf '%s\n' membarrier perf_event_open riscv_hwprobe | comm -23 - '$tap_dir/allowed' > '$out';
 		 ! test -s '$out'"
 else
-	for t in "hwtune probe --system runs under strace" "every system call of the probe is in the unit's allow-list" \
+	for t in "hwtune probe --system runs under strace" \
+		"every system call of the probe is in the unit's allow-list" \
 		"and so are the ones it makes elsewhere (perf_event_open, membarrier, riscv_hwprobe)"; do
 		tap_skip "$t" "needs systemd-analyze (Debian package systemd) and strace (Debian package strace)"
 	done

@@ -88,8 +88,9 @@ fi
 
 check "apt-get purge $pkgs" env DEBIAN_FRONTEND=noninteractive $apt purge $pkgs
 check "dpkg knows none of them any more" sh -c \
-	"for p in $pkgs; do dpkg-query -W -f '\${db:Status-Abbrev}' \$p 2>/dev/null | grep -q '^.[^n]' && echo \$p; done |
-	 { ! grep .; }"
+	"for p in $pkgs; do
+		dpkg-query -W -f '\${db:Status-Abbrev}' \$p 2>/dev/null | grep -q '^.[^n]' && echo \$p
+	 done | { ! grep .; }"
 # A path dpkg listed and that is still there: a file or link is left behind;
 # a folder (or a link to one: /lib on a merged /usr) only if it is empty and
 # no other package owns it (dpkg removes those; a non-empty one holds someone
