@@ -309,6 +309,7 @@ check:
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-fuzz
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-abi
 	@sh tests/summary.sh $(COUNTS)
 
 check-native: tests
@@ -397,7 +398,8 @@ deps:
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
-		libck-dev spin pkgconf mandoc
+		libck-dev spin pkgconf mandoc \
+		debhelper dpkg-dev lintian abigail-tools systemd strace
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:
@@ -482,3 +484,7 @@ uninstall-unit:
 
 clean:
 	rm -rf build
+
+include mk/deb.mk
+include mk/abi.mk
+include mk/dist.mk
