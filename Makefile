@@ -291,6 +291,7 @@ check:
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-sanitize
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-vm
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-fuzz
 	@sh tests/summary.sh $(COUNTS)
 
@@ -336,6 +337,8 @@ ifeq ($(CROSS),)
 	done
 endif
 
+include mk/vm.mk
+
 # --- fuzzing (clang + libFuzzer) ------------------------------------------------
 # tests/fuzz/*.c: one LLVMFuzzerTestOneInput each, built with clang,
 # -fsanitize=fuzzer and ASan + UBSan (no recovery) into build/fuzz/; the
@@ -379,6 +382,7 @@ deps:
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
 		libck-dev spin pkgconf mandoc
+	$(MAKE) --no-print-directory deps-vm
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:
