@@ -12,7 +12,7 @@
 counts=$1 build=$2
 here=$(dirname "$0")
 out=build/vm
-: "${VM_TIMEOUT:=300}"          # seconds per boot, boot to power-off
+: "${VM_TIMEOUT:=600}"          # seconds per boot, boot to power-off (a hang's bound)
 : "${VM_TEST_TIMEOUT_SCALE:=8}" # TCG: the harness's time limits scaled
 : "${VM_STRESS_MS:=300}"        # each stress scenario's run time
 : "${VM_JOB_S:=240}"            # bound on one hwtune run inside
