@@ -22,7 +22,9 @@ status_is() { [ "$rc" -eq "$1" ]; }
 out_has() { grep -q -F -e "$1" "$out"; }
 ok_has() { status_is 0 && for p in "$@"; do out_has "$p" || return 1; done; }
 json_is() { # FILE PYTHON-EXPRESSION over d
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
 }
 # kj CASE EXPR: the main job's --json under CASE; EXPR over
 # k = d["kernel"]["smmuv3"], r = d["recommendations"]
@@ -35,25 +37,30 @@ command -v python3 >/dev/null 2>&1 && have_py=yes
 
 if [ "$have_py" = yes ]; then
 	tap_ok "smmu-multi: one entry per SMMU, matched to /sys/class/iommu by its device link" \
-		kj smmu-multi '[s["name"] for s in k["smmus"]] == ["a000000.smmuv3", "9050000.smmuv3", "b000000.smmuv3", "c000000.smmuv3"]
-			and [s["iommu"] for s in k["smmus"]] == ["smmu3.0x000000000a000000", "smmu3.0x0000000009050000", "smmu3.0x000000000b000000", "smmu3.0x000000000c000000"]'
+		kj smmu-multi '[s["name"] for s in k["smmus"]]
+			== ["a000000.smmuv3", "9050000.smmuv3", "b000000.smmuv3", "c000000.smmuv3"]
+			and [s["iommu"] for s in k["smmus"]] == ["smmu3.0x000000000a000000",
+				"smmu3.0x0000000009050000", "smmu3.0x000000000b000000", "smmu3.0x000000000c000000"]'
 	tap_ok "smmu-multi: features word and bits (a re-probe line wins), completion per SMMU" \
-		json_is "$out" '[(s["features"], s["msi"], s["sev"], s["coherent"], s["completion"]) for s in d["kernel"]["smmuv3"]["smmus"]] == [
+		json_is "$out" '[(s["features"], s["msi"], s["sev"], s["coherent"], s["completion"])
+			for s in d["kernel"]["smmuv3"]["smmus"]] == [
 			("0x000087c5", True, True, True, "msi"), ("0x00008305", False, False, True, "cons"),
 			("0x000006c5", True, True, False, "cons"), (None, None, None, None, None)]'
 	tap_ok "smmu-multi: the reasons (no MSI, not coherent, MSI polling, no features line)" \
-		json_is "$out" '([s["reason"] for s in d["kernel"]["smmuv3"]["smmus"]][0].startswith("MSI polling (MSI, coherent, disable_msipolling=N")
-			and "does not advertise MSI (features 0x00008305); disable_msipolling changes nothing here" in d["kernel"]["smmuv3"]["smmus"][1]["reason"]
-			and "no coherent accesses" in d["kernel"]["smmuv3"]["smmus"][2]["reason"]
-			and d["kernel"]["smmuv3"]["smmus"][3]["reason"].startswith("unknown: no features line"))'
+		json_is "$out" '(lambda s: s[0].startswith("MSI polling (MSI, coherent, disable_msipolling=N")
+			and "does not advertise MSI (features 0x00008305); disable_msipolling changes nothing here"
+				in s[1] and "no coherent accesses" in s[2]
+			and s[3].startswith("unknown: no features line"))([s["reason"] for s in d["kernel"]["smmuv3"]["smmus"]])'
 	tap_ok "smmu-multi: the kernel's switch applies (an SMMU with MSI and coherency), how to measure it" \
 		kj smmu-multi 'r["kernel_smmu"]["applies"] is True and "a000000.smmuv3" in r["kernel_smmu"]["text"]
-			and "arm_smmu_v3.disable_msipolling=1" in r["kernel_smmu"]["text"] and "DMA-heavy" in r["kernel_smmu"]["text"]'
+			and "arm_smmu_v3.disable_msipolling=1" in r["kernel_smmu"]["text"]
+			and "DMA-heavy" in r["kernel_smmu"]["text"]'
 	tap_ok "smmu-nomsi (QEMU's SMMUv3): CONS whatever the switch; it changes nothing here" \
 		kj smmu-nomsi 'k["smmus"][0]["completion"] == "cons" and k["smmus"][0]["msi"] is False
 			and r["kernel_smmu"]["applies"] is False and "changes nothing here" in r["kernel_smmu"]["text"]'
 	tap_ok "smmu-msi-y: MSI and coherent, disable_msipolling=Y: CONS polling, saying why" \
-		kj smmu-msi-y 'k["smmus"][0]["completion"] == "cons" and k["smmus"][0]["reason"].startswith("CONS polling (disable_msipolling=Y")
+		kj smmu-msi-y 'k["smmus"][0]["completion"] == "cons"
+			and k["smmus"][0]["reason"].startswith("CONS polling (disable_msipolling=Y")
 			and r["kernel_smmu"]["applies"] is True'
 	tap_ok "smmu-nolog: no log access: completion null, unknown naming /dev/kmsg; applies null" \
 		kj smmu-nolog 'k["smmus"][0]["completion"] is None and k["smmus"][0]["features"] is None
@@ -69,15 +76,18 @@ fi
 # --- text and Prometheus -------------------------------------------------------------
 tap_run_env HWTUNE_ROOT="$data/smmu-nomsi"
 tap_ok "text, smmu-nomsi: per-SMMU line, the machine's voice, no how-to for a switch that cannot matter" \
-	eval 'ok_has "SMMUv3 9050000.smmuv3 (smmu3.0x0000000009050000): CONS polling: this SMMU does not advertise MSI (features 0x00008305); disable_msipolling changes nothing here" \
-		"CMD_SYNC completion, in hwtune'"'"'s software model: " "CMD_SYNC completion, on this machine'"'"'s SMMU: no SMMUv3 here advertises MSI" &&
+	eval 'ok_has "SMMUv3 9050000.smmuv3 (smmu3.0x0000000009050000): CONS polling: this SMMU does not" \
+		"advertise MSI (features 0x00008305); disable_msipolling changes nothing here" \
+		"CMD_SYNC completion, in hwtune'"'"'s software model: " \
+		"CMD_SYNC completion, on this machine'"'"'s SMMU: no SMMUv3 here advertises MSI" &&
 	      ! out_has "to test the kernel'"'"'s switch"'
 tap_run_env HWTUNE_ROOT="$data/none"
 tap_ok "text, none: says the kernel switch does not apply" \
 	ok_has "on this machine's SMMU: no SMMUv3 here: the kernel's disable_msipolling does not apply"
 tap_run_env HWTUNE_ROOT="$data/smmu-nolog"
 tap_ok "text, smmu-nolog: unknown, and still how to test the switch" \
-	ok_has "SMMUv3 smmu3.0x0000000009050000: unknown: the kernel log is not readable (/dev/kmsg: Is a directory)" \
+	ok_has "SMMUv3 smmu3.0x0000000009050000: unknown: the kernel log is not readable" \
+	"(/dev/kmsg: Is a directory)" \
 	"to test the kernel's switch" "its features are unknown"
 tap_run_env HWTUNE_ROOT="$data/smmu-multi" --format=prom
 tap_ok "prom, smmu-multi: features, completion per SMMU, the switch applies" \
@@ -89,7 +99,8 @@ tap_ok "prom, smmu-multi: features, completion per SMMU, the switch applies" \
 	'hwtune_cmdq_model_verdict '
 tap_run_env HWTUNE_ROOT="$data/none" --format=prom
 tap_ok "prom, none: the switch does not apply, and no kernel parameter recommended" \
-	eval 'ok_has "hwtune_kernel_msipolling_switch_applies 0" "hwtune_cmdq_model_verdict " && ! out_has hwtune_recommend_disable_msipolling'
+	eval 'ok_has "hwtune_kernel_msipolling_switch_applies 0" "hwtune_cmdq_model_verdict " &&
+	      ! out_has hwtune_recommend_disable_msipolling'
 
 # --- the model's verdict never contradicts its table -----------------------------------
 # Three runs of the case that showed it (4 producer threads, batches of 32):
