@@ -32,7 +32,7 @@ def section(lines, name):
         b = lines.index("@@HWT-END " + name, a)
     except ValueError:
         return None
-    return lines[a + 1:b]
+    return [s for s in lines[a + 1:b] if not s.startswith("@@HWT-RC ")]
 
 
 def marker(lines, prefix):
@@ -88,8 +88,12 @@ def check_boot(prefix):
         marker(lines, "@@HWT-RC json") == "0" and d is not None,
         ["status %s; %s" % (marker(lines, "@@HWT-RC json"), "parsed" if d else err)] +
         ["json: " + s for s in js[-20:]])
-    if d is None:
-        return
+    if d is not None:
+        check_json(boot, lines, d, iommus, features, booted_y, param)
+    suites(boot, lines)
+
+
+def check_json(boot, lines, d, iommus, features, booted_y, param):
     k, r = d["kernel"], d["recommendations"]
     tap("%s: kernel.disable_msipolling.value is the parameter file's" % boot,
         k["disable_msipolling"]["value"] == (param == "Y"), [repr(k["disable_msipolling"])])
@@ -143,6 +147,9 @@ def check_boot(prefix):
         else:
             tap(name, status == "0", ["status %s" % status])
 
+
+
+def suites(boot, lines):
     suites = section(lines, "suites")
     summary = None
     for line in suites or []:
