@@ -115,5 +115,8 @@ struct report_prom {
 	const struct report_kernel *k;
 };
 void report_prom(FILE *f, const struct report_prom *p);
+/* # HELP and # TYPE (gauge) lines; a label value, quoted and escaped. */
+void report_prom_head(FILE *f, const char *name, const char *help);
+void report_prom_label(FILE *f, const char *value);
 
 #endif

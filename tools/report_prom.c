@@ -56,6 +56,16 @@ static void head(FILE *f, const char *name, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+void report_prom_head(FILE *f, const char *name, const char *help)
+{
+	head(f, name, help);
+}
+
+void report_prom_label(FILE *f, const char *value)
+{
+	label(f, value);
+}
+
 void report_prom(FILE *f, const struct report_prom *p)
 {
 	const struct hwt_misaligned_report *r = p->probe;

@@ -225,19 +225,6 @@ void report_smmu_human(FILE *f, const struct report_kernel *k)
 	}
 }
 
-static void prom_label(FILE *f, const char *name, const char *v)
-{
-	fprintf(f, "%s=\"", name);
-	for (; *v; v++)
-		fprintf(f, *v == '"' || *v == '\\' ? "\\%c" : "%c", *v);
-	fputc('"', f);
-}
-
-static void prom_head(FILE *f, const char *name, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
 void report_smmu_prom(FILE *f, const struct report_kernel *k)
 {
 	static const char *const feat[3] = { "msi", "sev", "coherent" };
@@ -249,28 +236,30 @@ void report_smmu_prom(FILE *f, const struct report_kernel *k)
 	for (unsigned i = 0; i < k->nsmmu; i++)
 		any |= k->smmu[i].have_features;
 	if (any) {
-		prom_head(f, "hwtune_kernel_smmuv3_feature",
+		report_prom_head(f, "hwtune_kernel_smmuv3_feature",
 			  "an SMMU's feature from the kernel log (1: advertised)");
 		for (unsigned i = 0; i < k->nsmmu; i++)
 			for (int b = 0; b < 3 && k->smmu[i].have_features; b++) {
 				fputs("hwtune_kernel_smmuv3_feature{", f);
-				prom_label(f, "smmu", k->smmu[i].name);
+				fputs("smmu=", f);
+				report_prom_label(f, k->smmu[i].name);
 				fprintf(f, ",feature=\"%s\"} %d\n", feat[b],
 					(k->smmu[i].features & bit[b]) != 0);
 			}
-		prom_head(f, "hwtune_kernel_smmuv3_msi_polling",
+		report_prom_head(f, "hwtune_kernel_smmuv3_msi_polling",
 			  "the CMD_SYNC completion the kernel uses on this SMMU (1: MSI polling, "
 			  "0: CONS polling; absent: unknown)");
 		for (unsigned i = 0; i < k->nsmmu; i++) {
 			if (k->smmu[i].completion == REPORT_UNKNOWN)
 				continue;
 			fputs("hwtune_kernel_smmuv3_msi_polling{", f);
-			prom_label(f, "smmu", k->smmu[i].name);
+			fputs("smmu=", f);
+			report_prom_label(f, k->smmu[i].name);
 			fprintf(f, "} %d\n", k->smmu[i].completion == REPORT_MSI);
 		}
 	}
 	if (sw >= 0) {
-		prom_head(f, "hwtune_kernel_msipolling_switch_applies",
+		report_prom_head(f, "hwtune_kernel_msipolling_switch_applies",
 			  "1: disable_msipolling can change some SMMU's CMD_SYNC completion here; "
 			  "0: it changes nothing (no SMMUv3, or none with MSI and coherency)");
 		fprintf(f, "hwtune_kernel_msipolling_switch_applies %d\n", sw);
