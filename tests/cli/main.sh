@@ -203,7 +203,7 @@ tap_ok "--format=prom exits 0" status_is 0
 tap_ok "--format=prom parses (samples, HELP and TYPE for each)" prom_ok "$tap_dir/main.prom"
 tap_ok "--format=prom has the documented gauges" \
 	ok_has 'hwtune_info{version="' 'hwtune_misaligned_speed{cpu="' 'hwtune_misaligned_ratio{cpu="' \
-	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_recommend_disable_msipolling '
+	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_cmdq_model_verdict '
 tap_run probe --format=prom
 save probe.prom
 tap_ok "probe --format=prom parses" eval 'status_is 0 && prom_ok "$tap_dir/probe.prom" && ! out_has hwtune_cmdq_'
@@ -216,7 +216,7 @@ tap_ok "--format=xml: exit 2 naming it" eval 'status_is 2 && err_has "--format" 
 # --- advice and warnings ---------------------------------------------------------------
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=1
 tap_ok "HWTUNE_DISABLE_MSIPOLLING=1: the main job says unset it (it takes no --poll)" \
-	eval 'ok_has "CMD_SYNC completion: only CONS polling measured" "unset HWTUNE_DISABLE_MSIPOLLING to compare" &&
+	eval 'ok_has "software model: only CONS polling measured" "unset HWTUNE_DISABLE_MSIPOLLING to compare" &&
 	      ! grep -q "; use --poll both" "$out"'
 tap_run cmdq --syncs 20 --segment 10 --json
 if [ "$have_py" = yes ]; then
