@@ -6,8 +6,9 @@
 # arm_smmu_v3.disable_msipolling=1.  Inside: the main job and --json, whose
 # kernel section tests/vm/check.py checks against the kernel itself, and the
 # unit (first boot) and stress (second boot) suites on the real kernel.
-# Skipped, naming the packages, without them (make deps installs them:
-# qemu-system-arm cpio linux-image-arm64:arm64 busybox-static:arm64); riscv64
+# Skipped, naming the packages, without them (make deps installs
+# qemu-system-arm and cpio, and unpacks linux-image-arm64:arm64 and
+# busybox-static:arm64 into build/vm-pkgs without installing them); riscv64
 # is always skipped: Debian 12 ships no riscv64 kernel.  VM_TIMEOUT (s per
 # boot), VM_TEST_TIMEOUT_SCALE, VM_STRESS_MS and VM_JOB_S tune it
 # (tests/vm/run.sh).
@@ -23,13 +24,22 @@ ifeq ($(CROSS),)
 	sh tests/vm/run.sh $(COUNTS) build/aarch64
 endif
 
-# The packages of check-vm (make deps runs this as root).
+# The packages of check-vm (make deps runs this as root).  The arm64 kernel
+# and busybox are never installed on the host (an arm64 busybox-static would
+# replace the host's /bin/busybox): apt-get downloads them and dpkg-deb
+# unpacks them into $(VM_PKG_DIR), where tests/vm/run.sh looks.
 VM_DEPS := qemu-system-arm cpio
-VM_DEPS_ARM64 := linux-image-arm64:arm64 busybox-static:arm64
+VM_DEPS_ARM64 := linux-image-arm64 busybox-static
+VM_PKG_DIR := build/vm-pkgs
 .PHONY: deps-vm
 deps-vm:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps-vm: run as root (apt-get)" >&2; exit 1; fi
 	dpkg --add-architecture arm64
 	apt-get -o DPkg::Lock::Timeout=900 update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
-		--no-install-recommends $(VM_DEPS) $(VM_DEPS_ARM64)
+		--no-install-recommends $(VM_DEPS)
+	rm -rf $(VM_PKG_DIR) && mkdir -p $(VM_PKG_DIR)/root
+	cd $(VM_PKG_DIR) && kpkg=$$(apt-cache depends linux-image-arm64:arm64 | \
+		sed -n 's/^ *Depends: \(linux-image-[^:]*\):arm64$$/\1/p' | head -n 1) && \
+		[ -n "$$kpkg" ] && apt-get -o APT::Sandbox::User=root download -qq "$$kpkg:arm64" busybox-static:arm64 && \
+		for d in *.deb; do dpkg-deb -x "$$d" root || exit 1; done

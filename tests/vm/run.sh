@@ -23,8 +23,10 @@ skip() {
 }
 skip riscv64-vm "Debian 12 ships no riscv64 kernel package (no linux-image-riscv64 in bookworm)"
 
-kernel=$(ls /boot/vmlinuz-*-arm64 2>/dev/null | sort -V | tail -n 1)
-busybox=${VM_BUSYBOX:-/bin/busybox}
+# make deps unpacks Debian's arm64 kernel and busybox here (never installed)
+pkgs=${VM_PKG_DIR:-build/vm-pkgs}/root
+kernel=$(ls "$pkgs"/boot/vmlinuz-*-arm64 2>/dev/null | sort -V | tail -n 1)
+busybox=${VM_BUSYBOX:-$pkgs/bin/busybox}
 # the busybox must be aarch64 (ELF e_machine 183 at offset 18)
 bb_arch=$(od -An -tu2 -j18 -N2 "$busybox" 2>/dev/null | tr -d ' ')
 missing=
@@ -34,7 +36,7 @@ command -v cpio >/dev/null 2>&1 || missing="$missing cpio"
 [ "$bb_arch" = 183 ] || missing="$missing busybox-static:arm64"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 if [ -n "$missing" ]; then
-	skip aarch64-vm "needs qemu-system-arm cpio linux-image-arm64:arm64 busybox-static:arm64 python3" \
+	skip aarch64-vm "needs qemu-system-arm cpio python3 and the unpacked linux-image-arm64:arm64 busybox-static:arm64" \
 		"(make deps; missing:$missing)"
 	exit 0
 fi
