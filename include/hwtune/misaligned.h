@@ -313,10 +313,12 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
  * which must be absolute (relative: -EINVAL), else
  * HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644,
  * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
- * by boot id, kernel release, the CPU identities and the library version.  -EINVAL for an override's report,
- * scalar or vector (not a measurement), or one with no CPU the file keeps
- * (a known scalar verdict and known vector results): a good file is never
- * replaced by an empty one.
+ * by boot id, kernel release, the CPU identities and the library version.
+ * Every process trusts it, so it must cover the system: -EINVAL for a
+ * report that lacks an online CPU (or has one with status < 0), for an
+ * override's report, scalar or vector (not a measurement), or one with no
+ * CPU the file keeps (a known scalar verdict and known vector results): a
+ * good file is never replaced by an empty or partial one.
  */
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
@@ -329,13 +331,19 @@ HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misali
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 				       struct hwt_misaligned_report *out);
 /*
- * What `hwtune probe --system` does: probe every online CPU the calling
- * thread may use (fresh: neither the user cache nor the system file is
- * read), then write the system file.  opts as for hwt_misaligned_probe (an
- * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
- * whole measurement; runtime_dir and root are honoured).  out gets the
- * report even when only the write failed: then the write's error is returned
- * and out must still be freed; on other errors out is empty.
+ * What `hwtune probe --system` does: probe every online CPU, whatever the
+ * calling thread's affinity (from a thread of its own that widens its mask
+ * to the online CPUs, as sched_setaffinity(2) allows within the cpuset; the
+ * caller's mask is left as it is), fresh (neither the user cache nor the
+ * system file is read), then write the system file.  opts as for
+ * hwt_misaligned_probe (an override, scalar or vector, or
+ * HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a whole measurement;
+ * runtime_dir, root and sysfs_root are honoured).  -EPERM when an online
+ * CPU cannot be run on (outside the cpuset, or it could not be pinned):
+ * nothing is written, and out lists every online CPU, those not reached
+ * with status < 0.  out also gets the report when only the write failed:
+ * then the write's error is returned and out must still be freed; on other
+ * errors out is empty.
  */
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);

@@ -528,6 +528,36 @@ else
 fi
 rm -f "$sysfile"
 
+# --system covers every online CPU whatever the caller's affinity, or refuses
+online=$(expand_list "$(cat /sys/devices/system/cpu/online 2>/dev/null)")
+first_online=${online%% *}
+if [ "$native" = no ]; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" "native only"
+elif ! command -v taskset >/dev/null 2>&1; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" "no taskset"
+elif [ "$(echo "$online" | wc -w)" -lt 2 ]; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" \
+		"only one CPU online"
+else
+	timeout -k 5 "$TAP_TIMEOUT" taskset -c "$first_online" $HWTUNE probe --system --json \
+		> "$out" 2> "$err"
+	rc=$?
+	tap_ok "--system under taskset -c $first_online: every online CPU in the file" \
+		eval 'status_is 0 && test "$(cpus_of "$out")" = "$online" &&
+		      test "$(grep -c "^cpu " "$sysfile")" -eq "$(echo "$online" | wc -w)"'
+fi
+rm -f "$sysfile"
+# an online CPU out of reach (a fake tree whose online list names CPU 4000)
+fake=$tap_dir/fake-online
+mkdir -p "$fake/sys/devices/system/cpu" "$fake/proc/sys/kernel/random"
+printf '%s,4000\n' "${first_online:-0}" > "$fake/sys/devices/system/cpu/online"
+echo 0b7e6a4c-1d2f-4a8e-9c3b-5f6d7e8f9a0b > "$fake/proc/sys/kernel/random/boot_id"
+echo 6.6.0-fake > "$fake/proc/sys/kernel/osrelease"
+cp /proc/cpuinfo "$fake/proc/cpuinfo"
+tap_run_env HWTUNE_ROOT="$fake" probe --system
+tap_ok "--system, an online CPU out of reach: exit 1 naming it, nothing written" \
+	eval 'status_is 1 && err_has "hwtune probe: --system: cannot run on CPU 4000 (cpuset or offline): the system result must cover every online CPU" && test ! -e "$sysfile"'
+
 # the main job honours HWTUNE_UNALIGNED_VECTOR_SPEED
 tap_run --help
 tap_ok "main job --help documents HWTUNE_UNALIGNED_VECTOR_SPEED and HWTUNE_RUNTIME_DIR" \

@@ -545,3 +545,75 @@ TEST(system_key_does_not_depend_on_the_callers_cpu)
 	ASSERT_STR_EQ(pinned.model, free_k.model);
 	hwt_cpus_free(&allowed);
 }
+
+/* The system result covers every online CPU whatever the caller's affinity:
+ * pinned to one CPU, --system still probes and writes them all, and leaves
+ * the caller's mask as it was. */
+TEST_TIMEOUT(system_probe_covers_every_online_cpu_when_pinned, 60)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_cpus online = HWT_CPUS_INIT, after = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r, back;
+	char *d = tmpdir(), one[16];
+
+	ASSERT_OK(hwt_cpu_online(NULL, &online));
+	if (online.n < 2)
+		SKIP("needs 2 online CPUs, have %u", online.n);
+	o.runtime_dir = d;
+	snprintf(one, sizeof(one), "%d", online.cpu[0]);
+	pin(one);
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	ASSERT_EQ(r.n, online.n);
+	for (unsigned i = 0; i < r.n; i++) {
+		ASSERT_EQ(r.cpu[i].cpu, online.cpu[i]);
+		ASSERT_EQ(r.cpu[i].status, 0);
+	}
+	ASSERT_OK(hwt_cpu_allowed(&after));
+	ASSERT_EQ(after.n, 1); /* the caller's affinity is its own */
+	ASSERT_EQ(after.cpu[0], online.cpu[0]);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_EQ(back.n, online.n);
+	hwt_misaligned_report_free(&back);
+	/* a report of the one CPU is not the system's */
+	r.n = 1;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	r.n = online.n;
+	hwt_misaligned_report_free(&r);
+	hwt_cpus_free(&online);
+	hwt_cpus_free(&after);
+	rm_tree(d);
+}
+
+/* An online CPU that cannot be reached (a fake online list naming CPU 4000):
+ * refused with -EPERM, the CPU named, nothing written. */
+TEST_TIMEOUT(system_probe_refuses_an_online_cpu_out_of_reach, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_cpus allowed = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r;
+	char *d = tmpdir(), *run = tmpdir(), file[512], list[512];
+	struct stat st;
+	FILE *f;
+
+	ASSERT_OK(hwt_cpu_allowed(&allowed));
+	snprintf(file, sizeof(file), "%s/online", d);
+	f = fopen(file, "w");
+	ASSERT_TRUE(f != NULL);
+	fprintf(f, "%d,4000\n", allowed.cpu[0]);
+	fclose(f);
+	o.sysfs_root = d;
+	o.runtime_dir = run;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EPERM);
+	ASSERT_EQ(r.n, 2);
+	ASSERT_EQ(r.cpu[0].cpu, allowed.cpu[0]);
+	ASSERT_EQ(r.cpu[0].status, 0);
+	ASSERT_EQ(r.cpu[1].cpu, 4000);
+	ASSERT_TRUE(r.cpu[1].status < 0);
+	hwt_misaligned_report_free(&r);
+	path_in(list, sizeof(list), run);
+	ASSERT_EQ(stat(list, &st), -1); /* nothing written */
+	ASSERT_EQ(errno, ENOENT);
+	hwt_cpus_free(&allowed);
+	rm_tree(d);
+	rm_tree(run);
+}
