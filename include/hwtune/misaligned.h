@@ -216,7 +216,8 @@ struct hwt_misaligned_report {
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored
 			     * (-EBADMSG corrupt, -ESTALE foreign, or the error as
-			     * itself: -EACCES, -ELOOP a symlink, -EISDIR...) or,
+			     * itself: -EACCES, -ELOOP a symlink (the file, or the
+			     * hwtune cache folder: never followed), -EISDIR...) or,
 			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
@@ -323,10 +324,12 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
  * Read the system's result into out (source FROM_SYSTEM, ascending CPUs).
- * Anything not trusted is ignored with a reason: -ENOENT no file, -EPERM
- * not a regular file, a symlink, not owned by root, or group/world
- * writable; -EBADMSG corrupt; -ESTALE another boot, kernel, CPU identity or
- * library version.  root as in hwt_misaligned_opts (NULL: real).
+ * Anything not trusted is ignored with a reason, one errno each: -ENOENT
+ * no file; -ELOOP a symlink (the file, or its folder: never followed);
+ * -ENXIO not a regular file; -EPERM not owned by root; -EACCES writable by
+ * its group or others; -EIO unreadable (open(2) refused it); -EBADMSG
+ * corrupt; -ESTALE another boot, kernel, CPU identity or library version.
+ * root as in hwt_misaligned_opts (NULL: real).
  */
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 				       struct hwt_misaligned_report *out);

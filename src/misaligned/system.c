@@ -172,10 +172,36 @@ int hwt__system_store(const char *path, const struct hwt__cache_key *k,
 	return r;
 }
 
+/* Whether the file (fd, else path opened O_PATH: no read permission
+ * needed, so every reason is found whatever its mode) may be trusted: 0, or
+ * why not. */
+static int trusted_at(int fd, const char *path, uid_t owner)
+{
+	int own = fd < 0 ? hwt__open_in_folder(path, O_PATH) : fd;
+	struct stat st;
+	int r = 0;
+
+	if (own < 0)
+		return own;
+	if (fstat(own, &st))
+		r = -errno;
+	else if (S_ISLNK(st.st_mode))
+		r = -ELOOP;
+	else if (!S_ISREG(st.st_mode))
+		r = -ENXIO;
+	else if (st.st_uid != owner)
+		r = -EPERM;
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = -EACCES;
+	if (own != fd)
+		close(own);
+	return r;
+}
+
 int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
 		     struct hwt_misaligned_cpu **out, unsigned *n)
 {
-	struct stat st;
+	struct stat read_st;
 	char *text;
 	ssize_t got = 0;
 	size_t len = 0;
@@ -184,34 +210,38 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 	*out = NULL;
 	*n = 0;
 	/* O_NONBLOCK: a FIFO planted in the folder must not hang the reader. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = hwt__open_in_folder(path, O_RDONLY | O_NONBLOCK);
+	if (fd == -EACCES) { /* unreadable: say why if untrusted, else -EIO */
+		r = trusted_at(-1, path, owner);
+		return r ? r : -EIO; /* -EACCES means "writable by others" */
+	}
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &st)) {
-		r = -errno;
+		return fd; /* -ENOENT, -ELOOP (a symlink: the file or its folder) */
+	r = trusted_at(fd, NULL, owner);
+	if (r) {
 		close(fd);
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (fstat(fd, &read_st)) {
 		close(fd);
-		return -EPERM;
+		return -EIO;
 	}
-	if (st.st_size > HWT__MISALIGNED_MAX_FILE) {
+	if (read_st.st_size > HWT__MISALIGNED_MAX_FILE) {
 		close(fd);
 		return -EBADMSG;
 	}
-	text = malloc((size_t)st.st_size + 1);
+	text = malloc((size_t)read_st.st_size + 1);
 	if (!text) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (len < (size_t)st.st_size &&
-	       ((got = read(fd, text + len, (size_t)st.st_size - len)) > 0 ||
+	while (len < (size_t)read_st.st_size &&
+	       ((got = read(fd, text + len, (size_t)read_st.st_size - len)) > 0 ||
 		(got < 0 && errno == EINTR)))
 		len += got > 0 ? (size_t)got : 0;
 	close(fd);
 	text[len] = '\0';
-	r = len == (size_t)st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
+	r = len == (size_t)read_st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
 	free(text);
 	for (unsigned i = 0; i < *n; i++)
 		(*out)[i].source = (*out)[i].vector_source = HWT_MISALIGNED_FROM_SYSTEM;

@@ -293,6 +293,27 @@ tap_run probe --json
 tap_ok "cache: a symlinked cache file is reported as a symlink loop (never followed)" \
 	test "$(field "$out" cache_ignored)" = "Too many levels of symbolic links"
 rm -f "$f" "$f.real"
+# hwtune's cache folder a symlink (to a folder of ours here; to / it wrote
+# /misaligned-*.cache): refused the same way, nothing written through it
+mv "$XDG_CACHE_HOME/hwtune" "$tap_dir/cache-target"
+ln -s "$tap_dir/cache-target" "$XDG_CACHE_HOME/hwtune"
+rm -f "$tap_dir/cache-target/"*
+tap_run probe --json
+tap_ok "cache: a symlinked cache folder is refused like a symlinked file (cache off, saying so)" \
+	eval 'test "$(field "$out" cache)" = off &&
+	      test "$(field "$out" cache_ignored)" = "Too many levels of symbolic links" &&
+	      test -z "$(ls "$tap_dir/cache-target")"'
+tap_run probe
+tap_ok "cache: a symlinked cache folder: the text says the cache is off and why" \
+	out_has "cache: off (no usable cache folder: Too many levels of symbolic links)"
+rm -f "$XDG_CACHE_HOME/hwtune"
+mv "$tap_dir/cache-target" "$XDG_CACHE_HOME/hwtune"
+tap_run probe --no-cache
+tap_ok "cache: --no-cache: the text says the cache is off and why" \
+	out_has "cache: off (--no-cache or --system: neither read nor written)"
+tap_run probe
+tap_ok "cache: in use: no cache line in the text" eval '! out_has "cache: off"'
+rm -f "$f"
 mkdir "$f"
 tap_run probe --json
 tap_ok "cache: a folder in place of the file is reported as such" \
@@ -512,6 +533,14 @@ if [ "$(id -u)" -eq 0 ]; then
 		py "$out" "d['source'] == 'system'"
 	tap_run probe --json --no-cache
 	tap_ok "after --system: --no-cache skips it" test "$(field "$out" source)" = measured
+	chmod 0666 "$sysfile"
+	tap_run probe
+	tap_ok "a world-writable system file: the text says why it was not trusted" \
+		out_has "note: the system result was ignored: not trusted: writable by group or others"
+	tap_run probe --json
+	tap_ok "a world-writable system file: system_status says why" \
+		test "$(field "$out" system_status)" = "not trusted: writable by group or others"
+	chmod 0644 "$sysfile"
 	echo "cpu 0 3 1 1 1" >> "$sysfile"
 	tap_run probe --json
 	tap_ok "a corrupt system file is ignored, saying so" \
@@ -519,8 +548,10 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	tap_run probe --json
 	tap_ok "a system file not owned by root is ignored" \
-		test "$(field "$out" system_status)" = "Operation not permitted"
+		test "$(field "$out" system_status)" = "not trusted: not owned by root"
 	for n in "after --system: the same verdicts" "after --system, text: source system" \
+		"a world-writable system file: the text says why it was not trusted" \
+		"a world-writable system file: system_status says why" \
 		"after --system: the main job answers from it too" "after --system: --no-cache skips it" \
 		"a corrupt system file is ignored, saying so"; do
 		tap_skip "$n" "the system file is trusted only when owned by root"

@@ -214,9 +214,12 @@ TEST(system_file_rejections)
 	/* group- or world-writable */
 	ASSERT_OK(store_load(path, &k, &k));
 	ASSERT_EQ(chmod(path, 0664), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EACCES);
 	ASSERT_EQ(chmod(path, 0646), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EACCES);
+	/* writable by others and owned by another: both are reasons; the
+	 * owner is named first */
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid() + 1, &e, &n), -EPERM);
 	ASSERT_EQ(chmod(path, 0644), 0);
 	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), 0);
 	free(e);
@@ -231,14 +234,14 @@ TEST(system_file_rejections)
 	snprintf(link, sizeof(link), "%s.good", path);
 	ASSERT_EQ(rename(path, link), 0);
 	ASSERT_EQ(symlink(link, path), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ELOOP);
 	ASSERT_EQ(unlink(path), 0);
 	/* not a regular file: a directory, a FIFO (must not block) */
 	ASSERT_EQ(mkdir(path, 0755), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENXIO);
 	ASSERT_EQ(rmdir(path), 0);
 	ASSERT_EQ(mkfifo(path, 0644), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENXIO);
 	ASSERT_TRUE(e == NULL && n == 0);
 	rm_tree(d);
 }
@@ -393,7 +396,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	path_in(sys, sizeof(sys), v.run);
 	ASSERT_EQ(chmod(sys, 0666), 0);
 	ASSERT_OK(hwt_misaligned_self(&o, &r));
-	ASSERT_EQ(r.system_status, -EPERM);
+	ASSERT_EQ(r.system_status, -EACCES);
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_CACHE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_SLOW);
 	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST);
@@ -616,4 +619,37 @@ TEST_TIMEOUT(system_probe_refuses_an_online_cpu_out_of_reach, 30)
 	hwt_cpus_free(&allowed);
 	rm_tree(d);
 	rm_tree(run);
+}
+
+/* The runtime folder itself a symlink: neither read through nor written
+ * through (a link to / or /etc must not make root write there). */
+TEST_TIMEOUT(system_folder_that_is_a_symlink_is_refused, 30)
+{
+	struct hwt_misaligned_report r, back;
+	struct hwt__cache_key k;
+	struct hwt_misaligned_cpu *e;
+	struct hwt_cpus set;
+	char *d = tmpdir(), *target = tmpdir(), link[512], path[512], real[512];
+	unsigned n;
+
+	need_root();
+	snprintf(link, sizeof(link), "%s/run", d);
+	ASSERT_EQ(symlink(target, link), 0);
+	cpus(&set, "0-1");
+	make_report(&r, &set, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt_misaligned_system_write(link, &r), -ELOOP);
+	path_in(real, sizeof(real), target);
+	ASSERT_TRUE(access(real, F_OK) != 0); /* nothing in the link's target */
+	/* a good file in the target is not read through the link */
+	ASSERT_OK(hwt_misaligned_system_write(target, &r));
+	ASSERT_EQ(hwt_misaligned_system_read(link, NULL, &back), -ELOOP);
+	ASSERT_OK(hwt__system_key(NULL, &k));
+	path_in(path, sizeof(path), link);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ELOOP);
+	ASSERT_OK(hwt_misaligned_system_read(target, NULL, &back));
+	hwt_misaligned_report_free(&back);
+	hwt_misaligned_report_free(&r);
+	hwt_cpus_free(&set);
+	rm_tree(d);
+	rm_tree(target);
 }
