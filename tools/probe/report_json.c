@@ -212,7 +212,7 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	json_key(j, "vector_summary"), json_str(j, hwt_misaligned_speed_name(r->vector_summary));
 	str_or_null(j, "avx2_summary", avx2 ? hwt_misaligned_speed_name(r->avx2_summary) : NULL);
 	str_or_null(j, "system_status",
-		    r->system_status ? probe_system_reason(r->system_status) : NULL);
+		    r->system_status ? probe_system_file_reason(r->system_status) : NULL);
 	json_nl(j, "  ");
 	groups(j, &v);
 	json_close(j);

@@ -30,6 +30,7 @@ struct report_machine {
 	char arch[32];
 	char kernel[128];              /* release, "" unknown */
 	char hypervisor[64];           /* "" none detected */
+	int misalignsse;               /* cpuinfo flag: 1 set, 0 clear, -1 no flags line */
 	char models[REPORT_MODELS][96];
 	unsigned nmodels;
 	char allowed[256], online[256]; /* CPU lists, "" unknown */
