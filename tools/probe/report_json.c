@@ -139,6 +139,12 @@ static void cpu(struct json *j, const struct hwt_misaligned_cpu *c, const char *
 	else
 		json_null(j);
 	json_nl(j, "     ");
+	json_key(j, "avx512");
+	if (c->avx512.unit)
+		vector(j, &c->avx512, c->vector_source);
+	else
+		json_null(j);
+	json_nl(j, "     ");
 	json_key(j, "split"), split(j, &c->split);
 	json_close(j);
 }
@@ -183,7 +189,7 @@ static const char *cache_state(const struct hwt_misaligned_report *r)
 void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 {
 	struct probe_view v;
-	bool avx2 = false;
+	bool avx2 = false, avx512 = false;
 
 	json_obj(j);
 	json_key(j, "mode"), json_str(j, r->serial ? "serial" : "parallel");
@@ -204,6 +210,7 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	json_arr(j);
 	for (unsigned i = 0; i < r->n; i++) {
 		avx2 |= r->cpu[i].avx2.unit != NULL;
+		avx512 |= r->cpu[i].avx512.unit != NULL;
 		cpu(j, &r->cpu[i], v.id ? v.id[i].core : NULL);
 	}
 	json_nl(j, "  ");
@@ -211,6 +218,8 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	json_nl(j, "  ");
 	json_key(j, "vector_summary"), json_str(j, hwt_misaligned_speed_name(r->vector_summary));
 	str_or_null(j, "avx2_summary", avx2 ? hwt_misaligned_speed_name(r->avx2_summary) : NULL);
+	str_or_null(j, "avx512_summary",
+		    avx512 ? hwt_misaligned_speed_name(r->avx512_summary) : NULL);
 	str_or_null(j, "system_status",
 		    r->system_status ? probe_system_reason(r->system_status) : NULL);
 	json_nl(j, "  ");
