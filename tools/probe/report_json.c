@@ -75,6 +75,17 @@ static void vector(struct json *j, const struct hwt_misaligned_vector *v, int so
 	json_close(j);
 }
 
+/* A wide unit (avx2, avx512): its object, or null where it has no unit. */
+static void wide_unit(struct json *j, const char *key, const struct hwt_misaligned_vector *v,
+		      int source)
+{
+	json_key(j, key);
+	if (v->unit)
+		vector(j, v, source);
+	else
+		json_null(j);
+}
+
 static void split(struct json *j, const struct hwt_misaligned_split *s)
 {
 	json_obj(j);
@@ -133,17 +144,9 @@ static void cpu(struct json *j, const struct hwt_misaligned_cpu *c, const char *
 	json_nl(j, "     ");
 	json_key(j, "vector"), vector(j, &c->vector, c->vector_source);
 	json_nl(j, "     ");
-	json_key(j, "avx2");
-	if (c->avx2.unit)
-		vector(j, &c->avx2, c->vector_source);
-	else
-		json_null(j);
+	wide_unit(j, "avx2", &c->avx2, c->vector_source);
 	json_nl(j, "     ");
-	json_key(j, "avx512");
-	if (c->avx512.unit)
-		vector(j, &c->avx512, c->vector_source);
-	else
-		json_null(j);
+	wide_unit(j, "avx512", &c->avx512, c->vector_source);
 	json_nl(j, "     ");
 	json_key(j, "split"), split(j, &c->split);
 	json_close(j);
