@@ -219,7 +219,8 @@ struct hwt_misaligned_report {
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored
 			     * (-EBADMSG corrupt, -ESTALE foreign, or the error as
-			     * itself: -EACCES, -ELOOP a symlink, -EISDIR...) or,
+			     * itself: -EACCES, -ELOOP a symlink (the file, or the
+			     * hwtune cache folder: never followed), -EISDIR...) or,
 			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
@@ -333,29 +334,39 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
  * which must be absolute (relative: -EINVAL), else
  * HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644,
  * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
- * by boot id, kernel release, the CPU identities and the library version.  -EINVAL for an override's report,
- * scalar or vector (not a measurement), or one with no CPU the file keeps
- * (a known scalar verdict and known vector results): a good file is never
- * replaced by an empty one.
+ * by boot id, kernel release, the CPU identities and the library version.
+ * Every process trusts it, so it must cover the system: -EINVAL for a
+ * report that lacks an online CPU (or has one with status < 0), for an
+ * override's report, scalar or vector (not a measurement), or one with no
+ * CPU the file keeps (a known scalar verdict and known vector results): a
+ * good file is never replaced by an empty or partial one.
  */
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
  * Read the system's result into out (source FROM_SYSTEM, ascending CPUs).
- * Anything not trusted is ignored with a reason: -ENOENT no file, -EPERM
- * not a regular file, a symlink, not owned by root, or group/world
- * writable; -EBADMSG corrupt; -ESTALE another boot, kernel, CPU identity or
- * library version.  root as in hwt_misaligned_opts (NULL: real).
+ * Anything not trusted is ignored with a reason, one errno each: -ENOENT
+ * no file; -ELOOP a symlink (the file, or its folder: never followed);
+ * -ENXIO not a regular file; -EPERM not owned by root; -EACCES writable by
+ * its group or others; -EIO unreadable (open(2) refused it); -EBADMSG
+ * corrupt; -ESTALE another boot, kernel, CPU identity or library version.
+ * root as in hwt_misaligned_opts (NULL: real).
  */
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 				       struct hwt_misaligned_report *out);
 /*
- * What `hwtune probe --system` does: probe every online CPU the calling
- * thread may use (fresh: neither the user cache nor the system file is
- * read), then write the system file.  opts as for hwt_misaligned_probe (an
- * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
- * whole measurement; runtime_dir and root are honoured).  out gets the
- * report even when only the write failed: then the write's error is returned
- * and out must still be freed; on other errors out is empty.
+ * What `hwtune probe --system` does: probe every online CPU, whatever the
+ * calling thread's affinity (from a thread of its own that widens its mask
+ * to the online CPUs, as sched_setaffinity(2) allows within the cpuset; the
+ * caller's mask is left as it is), fresh (neither the user cache nor the
+ * system file is read), then write the system file.  opts as for
+ * hwt_misaligned_probe (an override, scalar or vector, or
+ * HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a whole measurement;
+ * runtime_dir, root and sysfs_root are honoured).  -EPERM when an online
+ * CPU cannot be run on (outside the cpuset, or it could not be pinned):
+ * nothing is written, and out lists every online CPU, those not reached
+ * with status < 0.  out also gets the report when only the write failed:
+ * then the write's error is returned and out must still be freed; on other
+ * errors out is empty.
  */
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);

@@ -149,16 +149,23 @@ int hwt__cache_key_current(struct hwt__cache_key *k)
 }
 
 /* Create one folder (its parent must exist); an existing one must be a
- * folder.  0 or the error as itself (EACCES, ENOENT, ENOTDIR, ELOOP...). */
-static int make_dir(const char *path)
+ * folder, and for hwtune's own (own) not a symlink to one: a link there
+ * could send the cache anywhere (a link to / wrote /misaligned-*.cache).
+ * 0 or the error as itself (EACCES, ENOENT, ENOTDIR, ELOOP...). */
+static int make_dir(const char *path, bool own)
 {
 	struct stat st;
+	int fd;
 
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	if (stat(path, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (!own)
+		return stat(path, &st) ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	fd = hwt__open_folder(path);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 /*
@@ -186,7 +193,7 @@ int hwt__cache_path(const char *dir, char *buf, size_t len)
 		n = snprintf(d, sizeof(d), "%s/.cache", home);
 		if (n <= 0 || (size_t)n >= sizeof(d))
 			return -ENAMETOOLONG;
-		r = make_dir(d);
+		r = make_dir(d, false); /* ~/.cache may well be a link */
 		if (r)
 			return r;
 		n = snprintf(d, sizeof(d), "%s/.cache/hwtune", home);
@@ -195,7 +202,9 @@ int hwt__cache_path(const char *dir, char *buf, size_t len)
 	}
 	if (n <= 0 || (size_t)n >= sizeof(d))
 		return -ENAMETOOLONG;
-	r = make_dir(d);
+	while (n > 1 && d[n - 1] == '/') /* "link/" would follow the link */
+		d[--n] = '\0';
+	r = make_dir(d, true);
 	if (r)
 		return r;
 	n = snprintf(buf, len, "%s/misaligned-%s.cache", d, HWT_ARCH_NAME);
@@ -434,12 +443,13 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 
 	*out = NULL;
 	*n = 0;
-	/* Errors as themselves: EACCES, ELOOP (a symlink: never followed),
-	 * EISDIR...; -EBADMSG (corrupt) is for the content only.  O_NONBLOCK:
-	 * a FIFO in its place must not hang the probe. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* Errors as themselves: EACCES, ELOOP (a symlink, the file or its
+	 * folder: never followed), EISDIR...; -EBADMSG (corrupt) is for the
+	 * content only.  O_NONBLOCK: a FIFO in its place must not hang the
+	 * probe. */
+	fd = hwt__open_in_folder(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st)) {
 		r = -errno;
 		close(fd);

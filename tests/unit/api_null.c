@@ -563,6 +563,15 @@ TEST(null_cpu_identities)
 	hwt_cpus_free(&s);
 }
 
+TEST(null_cpu_hypervisor)
+{
+	char buf[64] = "x";
+
+	ASSERT_EQ(hwt_cpu_hypervisor(NULL, 64), -EINVAL);
+	ASSERT_EQ(hwt_cpu_hypervisor(buf, 0), -EINVAL);
+	ASSERT_EQ(buf[0], 'x'); /* len 0: nothing written */
+}
+
 TEST(null_cpu_ident_equal)
 {
 	struct hwt_cpu_ident id;

@@ -869,6 +869,53 @@ TEST(cache_formats_1_and_2_are_refused)
 	}
 }
 
+/* hwtune's cache folder a symlink ($XDG_CACHE_HOME/hwtune -> /): refused
+ * like a symlinked file, never written through, and the report says why. */
+TEST_TIMEOUT(cache_folder_that_is_a_symlink_is_refused, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r;
+	struct hwt__cache_key key;
+	struct hwt_misaligned_cpu e = { .cpu = 0 }, *got;
+	char path[600], link[100], target_file[200], given[120], d[64], target[64];
+	unsigned n;
+
+	snprintf(d, sizeof(d), "%s", tmpdir());
+	snprintf(target, sizeof(target), "%s", tmpdir()); /* tmpdir's buffer is reused */
+	snprintf(link, sizeof(link), "%s/hwtune", d);
+	ASSERT_EQ(symlink(target, link), 0);
+	setenv("XDG_CACHE_HOME", d, 1);
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ELOOP);
+	/* the given folder too, trailing slash or not */
+	ASSERT_EQ(hwt__cache_path(link, path, sizeof(path)), -ELOOP);
+	snprintf(given, sizeof(given), "%s/", link);
+	ASSERT_EQ(hwt__cache_path(given, path, sizeof(path)), -ELOOP);
+	/* the whole chain: cache off, the reason kept, nothing in the target */
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &r));
+	ASSERT_TRUE(r.cache_off);
+	ASSERT_EQ(r.cache_status, -ELOOP);
+	hwt_misaligned_report_free(&r);
+	snprintf(target_file, sizeof(target_file), "%s/misaligned-%s.cache", target, HWT_ARCH_NAME);
+	ASSERT_TRUE(access(target_file, F_OK) != 0);
+	/* a path through the link: neither written nor read */
+	ASSERT_OK(hwt__cache_key_current(&key));
+	e.speed = HWT_MISALIGNED_FAST;
+	e.vector.speed = HWT_MISALIGNED_FAST;
+	e.avx2.speed = HWT_MISALIGNED_FAST;
+	snprintf(path, sizeof(path), "%s/misaligned-%s.cache", link, HWT_ARCH_NAME);
+	ASSERT_EQ(hwt__cache_store(path, &key, &e, 1), -ELOOP);
+	ASSERT_TRUE(access(target_file, F_OK) != 0);
+	ASSERT_OK(hwt__cache_store(target_file, &key, &e, 1));
+	ASSERT_EQ(hwt__cache_load(path, &key, &got, &n), -ELOOP);
+	ASSERT_OK(hwt__cache_load(target_file, &key, &got, &n));
+	free(got);
+	unsetenv("XDG_CACHE_HOME");
+	unlink(target_file);
+	unlink(link);
+	rmdir(d);
+	rmdir(target);
+}
+
 TEST(cache_location_follows_xdg)
 {
 	char path[512], want[512], *d = tmpdir();

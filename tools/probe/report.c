@@ -49,6 +49,17 @@ const char *probe_system_reason(int err)
 	return err == -EBADMSG ? "corrupt" : err == -ESTALE ? "foreign" : strerror(-err);
 }
 
+/* Why the system result was not used: the library's distinct reasons for
+ * not trusting it (hwt_misaligned_system_read(3)), else as above. */
+const char *probe_system_file_reason(int err)
+{
+	return err == -ELOOP    ? "not trusted: a symlink"
+	       : err == -ENXIO  ? "not trusted: not a regular file"
+	       : err == -EPERM  ? "not trusted: not owned by root"
+	       : err == -EACCES ? "not trusted: writable by group or others"
+				: probe_system_reason(err);
+}
+
 /* " [note: ...]" for each note but perf-unavailable (it has its own line). */
 static void print_notes(FILE *f, unsigned bits)
 {
@@ -405,6 +416,27 @@ out:
 	free(member);
 }
 
+/* "cache: off (why)" when the result cache was neither read nor written
+ * (JSON: "cache": "off" and cache_ignored); nothing when it was used, or
+ * when the system result answered for every CPU. */
+static void print_cache_off(FILE *f, const struct hwt_misaligned_report *r)
+{
+	const struct hwt_misaligned_cpu *c = r->n ? &r->cpu[0] : NULL;
+
+	if (!r->cache_off || r->source == HWT_MISALIGNED_FROM_SYSTEM)
+		return;
+	if (r->cache_status)
+		fprintf(f, "cache: off (no usable cache folder: %s)\n",
+			probe_system_reason(r->cache_status));
+	else if (r->source == HWT_MISALIGNED_FROM_OVERRIDE ||
+		 (c && c->vector_source == HWT_MISALIGNED_FROM_OVERRIDE))
+		fprintf(f, "cache: off (an override answers)\n");
+	else if (c && (c->vector.notes & HWT_MISALIGNED_NOTE_SKIPPED))
+		fprintf(f, "cache: off (a partial probe)\n");
+	else
+		fprintf(f, "cache: off (--no-cache or --system: neither read nor written)\n");
+}
+
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
@@ -439,7 +471,8 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 	fputc('\n', f);
 	if (r->system_status && r->system_status != -ENOENT)
 		fprintf(f, "note: the system result was ignored: %s\n",
-			probe_system_reason(r->system_status));
+			probe_system_file_reason(r->system_status));
+	print_cache_off(f, r);
 	fprintf(f, "wall time: %.3f ms (%s, %s, %u wave%s, budget %.3f ms per CPU%s)\n",
 		r->wall_ns / 1e6, probe_source_name(r->source), r->serial ? "serial" : "parallel",
 		r->waves, r->waves == 1 ? "" : "s", r->budget_us / 1e3,

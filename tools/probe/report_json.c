@@ -224,7 +224,7 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	str_or_null(j, "avx512_summary",
 		    avx512 ? hwt_misaligned_speed_name(r->avx512_summary) : NULL);
 	str_or_null(j, "system_status",
-		    r->system_status ? probe_system_reason(r->system_status) : NULL);
+		    r->system_status ? probe_system_file_reason(r->system_status) : NULL);
 	json_nl(j, "  ");
 	groups(j, &v);
 	json_close(j);
