@@ -451,7 +451,8 @@ if [ "$arch" = x86_64 ] && py "$out" "d['cpus'][0]['avx2'] is not None"; then
 		py "$out" "all(c['avx512']['speed'] == 'slow' and c['avx512']['source'] == 'override' for c in d['cpus']) and d['avx512_summary'] == 'slow'"
 	tap_run probe --no-cache --unaligned-vector-speed=slow
 	tap_ok "text: the avx512 unit beside avx2, and in the summary" \
-		sh -c 'grep -q "; avx2: set to .slow. (2) by override ; avx512: set to .slow. (2) by override$" "$1" && grep -q "avx2: slow, avx512: slow$" "$1"' sh "$out"
+		sh -c 'grep -q "; avx2: set to .slow. (2) by override ; avx512: set to .slow. (2) by override$" "$1" &&
+			grep -q "avx2: slow, avx512: slow$" "$1"' sh "$out"
 	tap_run probe --no-cache --unaligned-vector-speed=fast --format=prom
 	tap_ok "prom: an avx512 unit" out_has ',unit="avx512"} 3'
 else
