@@ -135,8 +135,8 @@ enum hwt_misaligned_note { HWT_MISALIGNED_NOTES(HWT_MISALIGNED_NOTE_ENUM_) };
  * The vector probe of one CPU and one vector unit: the scalar probe's copy
  * (same buffer, offsets and size) with the widest vector elements against
  * the same copy with byte elements, classified the same way (word < byte:
- * FAST).  Units: "sse2" (movdqu, 16 B) and "avx2" (vmovdqu, 32 B) on x86_64,
- * whose byte side is the scalar byte copy (x86 has no byte-element vector
+ * FAST).  Units: "sse2" (movdqu, 16 B), "avx2" (vmovdqu, 32 B) and "avx512"
+ * (vmovdqu64, 64 B) on x86_64, whose byte side is the scalar byte copy (x86 has no byte-element vector
  * access); "neon" on aarch64 (ld1/st1 of 8 .2d elements against 8 .8b
  * elements); "rvv" on riscv64 (vle64/vse64 against vle8/vse8, vl = 8).
  */
@@ -151,7 +151,7 @@ struct hwt_misaligned_vector {
 	int hwprobe;         /* riscv_hwprobe MISALIGNED_VECTOR_PERF for this CPU (main unit
 				only), or a negative errno (-ENOSYS: not riscv or no call) */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
-	const char *unit;    /* static name ("sse2", "avx2", "neon", "rvv"); NULL: none
+	const char *unit;    /* static name ("sse2", "avx2", "avx512", "neon", "rvv"); NULL: none
 				in this build or architecture */
 };
 
@@ -199,6 +199,9 @@ struct hwt_misaligned_cpu {
 	uint64_t vector_ns;  /* time spent on the vector units (of probe_ns) */
 	struct hwt_misaligned_split split;
 	uint64_t split_ns;   /* time spent on the split penalties (of probe_ns) */
+	/* last, so that the members above keep their offsets: */
+	struct hwt_misaligned_vector avx512; /* x86_64 AVX-512 (F, BW, VL); elsewhere
+						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
 };
 
 struct hwt_misaligned_report {
@@ -225,6 +228,7 @@ struct hwt_misaligned_report {
 	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
 	int system_status;  /* hwt_misaligned_cpus, _self: 0 the system file was used or
 			     * not asked for, else why it was ignored (-ENOENT none, ...) */
+	enum hwt_misaligned_speed avx512_summary; /* the set rule over cpu[].avx512.speed */
 };
 
 /*
@@ -247,6 +251,22 @@ HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigne
  * (wide true). */
 HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
 					  bool wide);
+
+/* The vector units of struct hwt_misaligned_cpu by number. */
+enum hwt_misaligned_unit {
+	HWT_MISALIGNED_UNIT_VECTOR = 0, /* .vector: the architecture's vector unit */
+	HWT_MISALIGNED_UNIT_AVX2 = 1,   /* .avx2 */
+	HWT_MISALIGNED_UNIT_AVX512 = 2, /* .avx512 */
+	HWT_MISALIGNED_UNITS = 3
+};
+
+/* Unit number unit of c; NULL if c is NULL or unit >= HWT_MISALIGNED_UNITS. */
+HWT_API const struct hwt_misaligned_vector *hwt_misaligned_cpu_unit(const struct hwt_misaligned_cpu *c,
+								    unsigned unit);
+/* The set rule over cpu[i]'s unit number unit; -EINVAL: cpu NULL with n > 0,
+ * or unit >= HWT_MISALIGNED_UNITS. */
+HWT_API int hwt_misaligned_unit_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					unsigned unit);
 
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */
 HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);

@@ -2,21 +2,23 @@
 /*
  * Per-CPU probe results on disk.  One text file per architecture:
  *
- *   hwtune-misaligned-cache 2
+ *   hwtune-misaligned-cache 3
  *   boot_id <id>          \
  *   kernel <release>       | the key: any difference makes the file foreign
  *   model <hash>           |
  *   version <lib version> /
  *   cpu <n> <speed> <ratio_x100> <word_ns> <byte_ns> <word_med> <byte_med> <samples> <reps>
  *       <vector: speed ratio_x100 word_ns byte_ns notes> <avx2: the same five>
+ *       <avx512: the same five>
  *       <split: line_load line_store page_load page_store aligned_load_ps
- *        aligned_store_ps line_bytes page_bytes>          (one line, 27 numbers)
+ *        aligned_store_ps line_bytes page_bytes>          (one line, 32 numbers)
  *   ...
  *   end <entries> <fnv1a-64 of everything above, hex>
  *
  * The trailer catches truncation and edits; a file that fails any check is
- * ignored and later replaced; so is a file of format 1 (no vector or split
- * fields), which fails the first line's check.  The cpu line's fields are
+ * ignored and later replaced; so are files of format 1 (no vector or split
+ * fields) and 2 (no avx512 fields), which fail the first line's check: a
+ * missing unit is measured again with the rest, the way a foreign file is.  The cpu line's fields are
  * the table below (CACHE_FIELDS), in its order.  Writes go to a temporary
  * file in the same directory, then rename(): readers see the old file or
  * the new one.
@@ -39,7 +41,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define MAGIC "hwtune-misaligned-cache 2\n"
+#define MAGIC "hwtune-misaligned-cache 3\n"
+
+/* The vector units by number (HWT__VEC_* in arch.h is the same numbering). */
+_Static_assert((int)HWT__VEC_MAIN == (int)HWT_MISALIGNED_UNIT_VECTOR &&
+		       (int)HWT__VEC_WIDE == (int)HWT_MISALIGNED_UNIT_AVX2 &&
+		       (int)HWT__VEC_WIDE512 == (int)HWT_MISALIGNED_UNIT_AVX512 &&
+		       (int)HWT__VEC_KINDS == (int)HWT_MISALIGNED_UNITS,
+	       "one numbering of the vector units");
 
 /* Keep key values one token long so the line format stays unambiguous. */
 static void copy_token(char *dst, size_t len, const char *src)
@@ -261,6 +270,7 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	X(reps, UNS, UINT32_MAX)                                       \
 	CACHE_VECTOR_FIELDS(X, vector)                                 \
 	CACHE_VECTOR_FIELDS(X, avx2)                                   \
+	CACHE_VECTOR_FIELDS(X, avx512)                                 \
 	X(split.line_load, UNS, UINT32_MAX)                            \
 	X(split.line_store, UNS, UINT32_MAX)                           \
 	X(split.page_load, UNS, UINT32_MAX)                            \
@@ -282,7 +292,7 @@ static const struct field {
 #undef FIELD
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
-_Static_assert(NFIELDS == 27, "the cache line has 27 fields: a change is a new format");
+_Static_assert(NFIELDS == 32, "the cache line has 32 fields: a change is a new format");
 
 /* Field f of c, widened (the writer's values are never negative: cpu >= 0
  * and speeds are checked by hwt__cache_keeps). */
@@ -388,7 +398,7 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 			field_set(&c, &fields[i], v);
 		}
 		if (c.speed == HWT_MISALIGNED_UNKNOWN || !vector_valid(&c.vector) ||
-		    !vector_valid(&c.avx2))
+		    !vector_valid(&c.avx2) || !vector_valid(&c.avx512))
 			goto bad;
 		if (seen[c.cpu / 8] & (1u << (c.cpu % 8)))
 			goto bad;
@@ -409,6 +419,7 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 		c.hwprobe = -ENOSYS;
 		vector_finish(&c.vector, HWT__VEC_MAIN);
 		vector_finish(&c.avx2, HWT__VEC_WIDE);
+		vector_finish(&c.avx512, HWT__VEC_WIDE512);
 		e[n++] = c;
 	}
 	if (count != n)
@@ -502,7 +513,7 @@ bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c)
 {
 	return c->status == 0 && c->speed > HWT_MISALIGNED_UNKNOWN &&
 	       c->speed <= HWT_MISALIGNED_UNSUPPORTED && c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX &&
-	       vector_keep(&c->vector) && vector_keep(&c->avx2);
+	       vector_keep(&c->vector) && vector_keep(&c->avx2) && vector_keep(&c->avx512);
 }
 
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,

@@ -261,6 +261,7 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->summary = hwt_misaligned_summary(e, n);
 	out->vector_summary = hwt_misaligned_vector_summary(e, n, false);
 	out->avx2_summary = hwt_misaligned_vector_summary(e, n, true);
+	out->avx512_summary = hwt_misaligned_unit_summary(e, n, HWT_MISALIGNED_UNIT_AVX512);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,

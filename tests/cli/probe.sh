@@ -405,10 +405,25 @@ else
 		py "$out" "all(c['avx2'] is None for c in d['cpus']) and d['avx2_summary'] is None"
 	tap_skip "vector: x86_64's main unit is sse2" "not x86_64"
 fi
+# AVX-512 where the CPU and the OS have it (the kernel's flags drop a unit
+# whose state XCR0 leaves off), else null as AVX2 off x86_64
+has512=no
+if [ "$arch" = x86_64 ] && [ "$native" = yes ]; then
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	case "$flags " in *" avx512f "*) case "$flags " in *" avx512bw "*)
+		case "$flags " in *" avx512vl "*) has512=yes ;; esac ;; esac ;; esac
+fi
+if [ "$has512" = yes ]; then
+	tap_ok "vector: avx512 measured where the CPU has it" \
+		py "$out" "all($vkeys <= set(c['avx512']) and c['avx512']['unit'] == 'avx512' and c['avx512']['source'] == 'measured' for c in d['cpus']) and d['avx512_summary'] is not None"
+else
+	tap_ok "vector: avx512 is null without the unit ($arch)" \
+		py "$out" "all(c['avx512'] is None for c in d['cpus']) and d['avx512_summary'] is None"
+fi
 tap_ok "split: every CPU has the four split ratios" py "$out" "all($skeys <= set(c['split']) for c in d['cpus'])"
 tap_ok "core: every CPU names its core" py "$out" "all(isinstance(c['core'], str) and c['core'] for c in d['cpus'])"
-tap_ok "top level: vector_summary, avx2_summary, groups, system_status" \
-	py "$out" "{'vector_summary', 'avx2_summary', 'groups', 'system_status'} <= set(d)"
+tap_ok "top level: vector_summary, avx2_summary, avx512_summary, groups, system_status" \
+	py "$out" "{'vector_summary', 'avx2_summary', 'avx512_summary', 'groups', 'system_status'} <= set(d)"
 tap_ok "groups cover every CPU once" \
 	py "$out" "sorted(x for g in d['groups'] for p in g['cpus'].split(',') for x in range(int(p.split('-')[0]), int(p.split('-')[-1]) + 1)) == [c['cpu'] for c in d['cpus']]"
 tap_ok "groups: agreed keys" \
@@ -427,6 +442,25 @@ tap_ok "--unaligned-vector-speed=slow: every vector unit slow, source override" 
 	py "$out" "all(c['vector']['speed'] == 'slow' and c['vector']['source'] == 'override' for c in d['cpus']) and d['vector_summary'] == 'slow'"
 tap_ok "--unaligned-vector-speed=slow: the scalar verdict is still measured" \
 	test "$(field "$out" source)" = measured
+# as AVX2: set on x86_64 whether the CPU has it or not, absent elsewhere
+# and where the build has no vector loops (NO_ASM=1)
+tap_ok "--unaligned-vector-speed=slow: avx512 as avx2" \
+	py "$out" "all((c['avx512'] is None and c['avx2'] is None) or (c['avx512'] == dict(c['avx2'], unit='avx512') and c['avx512']['speed'] == 'slow') for c in d['cpus']) and d['avx512_summary'] == d['avx2_summary']"
+if [ "$arch" = x86_64 ] && py "$out" "d['cpus'][0]['avx2'] is not None"; then
+	tap_ok "--unaligned-vector-speed=slow: x86_64's avx512 is set" \
+		py "$out" "all(c['avx512']['speed'] == 'slow' and c['avx512']['source'] == 'override' for c in d['cpus']) and d['avx512_summary'] == 'slow'"
+	tap_run probe --no-cache --unaligned-vector-speed=slow
+	tap_ok "text: the avx512 unit beside avx2, and in the summary" \
+		sh -c 'grep -q "; avx2: set to .slow. (2) by override ; avx512: set to .slow. (2) by override$" "$1" &&
+			grep -q "avx2: slow, avx512: slow$" "$1"' sh "$out"
+	tap_run probe --no-cache --unaligned-vector-speed=fast --format=prom
+	tap_ok "prom: an avx512 unit" out_has ',unit="avx512"} 3'
+else
+	tap_ok "--unaligned-vector-speed=slow: no avx512 off x86_64 or without vector loops" \
+		py "$out" "all(c['avx512'] is None for c in d['cpus']) and d['avx512_summary'] is None"
+	tap_skip "text: the avx512 unit beside avx2, and in the summary" "not x86_64, or no loops"
+	tap_skip "prom: an avx512 unit" "not x86_64, or no loops"
+fi
 tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=unsupported probe --json --no-cache
 tap_ok "env vector unsupported: every vector unit unsupported" \
 	py "$out" "all(c['vector']['speed'] == 'unsupported' for c in d['cpus']) and d['vector_summary'] == 'unsupported'"

@@ -496,6 +496,21 @@ TEST(null_misaligned_vector_summary)
 	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 0, false), HWT_MISALIGNED_UNKNOWN);
 }
 
+TEST(null_misaligned_unit_summary)
+{
+	for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
+		ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 1, u), -EINVAL);
+		ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 0, u), HWT_MISALIGNED_UNKNOWN);
+	}
+	ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 0, HWT_MISALIGNED_UNITS), -EINVAL);
+}
+
+TEST(null_misaligned_cpu_unit)
+{
+	for (unsigned u = 0; u <= HWT_MISALIGNED_UNITS; u++)
+		ASSERT_TRUE(hwt_misaligned_cpu_unit(NULL, u) == NULL);
+}
+
 TEST(null_misaligned_speed_name)
 {
 	ASSERT_TRUE(hwt_misaligned_speed_name((enum hwt_misaligned_speed)99) == NULL);

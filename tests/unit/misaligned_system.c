@@ -63,6 +63,7 @@ static void make_report(struct hwt_misaligned_report *r, const struct hwt_cpus *
 		r->cpu[i].vector.ratio_x100 = 900;
 		r->cpu[i].avx2.speed = HWT_MISALIGNED_UNSUPPORTED;
 		r->cpu[i].avx2.notes = HWT_MISALIGNED_NOTE_NO_UNIT;
+		r->cpu[i].avx512 = r->cpu[i].avx2;
 	}
 	r->summary = hwt_misaligned_summary(r->cpu, r->n);
 }

@@ -180,7 +180,7 @@ static void range_str(char *buf, size_t len, const struct range_u64 *r, double d
 
 /* One vector unit over the member CPUs (all of one group: one verdict). */
 static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
-			 bool wide)
+			 unsigned unit)
 {
 	const struct hwt_misaligned_vector *v0 = NULL;
 	struct range_u64 ratio = { 0, 0 };
@@ -189,7 +189,7 @@ static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const b
 	char a[64];
 
 	for (unsigned i = 0; i < r->n; i++) {
-		const struct hwt_misaligned_vector *v = wide ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+		const struct hwt_misaligned_vector *v = hwt_misaligned_cpu_unit(&r->cpu[i], unit);
 
 		if (!member[i])
 			continue;
@@ -204,7 +204,7 @@ static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const b
 	}
 	if (!v0)
 		return;
-	if (wide)
+	if (unit != HWT_MISALIGNED_UNIT_VECTOR)
 		fprintf(f, "%s", v0->unit);
 	else if (v0->unit)
 		fprintf(f, "vector (%s)", v0->unit);
@@ -241,7 +241,7 @@ static void split_str(char *buf, size_t len, const struct range_u64 *r, bool any
 }
 
 /* The vector unit(s) and the split penalties of the member CPUs, one line
- * each ("  vector (sse2): fast (ratio 11.2) ; avx2: fast (ratio 19.0)"). */
+ * each ("  vector (sse2): fast (ratio 11.2) ; avx2: fast (ratio 19.0) ; avx512: ..."). */
 static void print_extras(FILE *f, const struct hwt_misaligned_report *r, const bool *member)
 {
 	const struct hwt_misaligned_cpu *c0 = NULL;
@@ -267,10 +267,12 @@ static void print_extras(FILE *f, const struct hwt_misaligned_report *r, const b
 	if (!c0 || c0->status)
 		return;
 	fprintf(f, "  ");
-	print_vector(f, r, member, false);
-	if (c0->avx2.unit) {
-		fprintf(f, " ; ");
-		print_vector(f, r, member, true);
+	print_vector(f, r, member, HWT_MISALIGNED_UNIT_VECTOR);
+	for (unsigned u = HWT_MISALIGNED_UNIT_AVX2; u < HWT_MISALIGNED_UNITS; u++) {
+		if (hwt_misaligned_cpu_unit(c0, u)->unit) {
+			fprintf(f, " ; ");
+			print_vector(f, r, member, u);
+		}
 	}
 	fputc('\n', f);
 	if (!any[0] && !any[1] && !any[2] && !any[3])
@@ -438,11 +440,12 @@ static void print_cache_off(FILE *f, const struct hwt_misaligned_report *r)
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
-	bool avx2 = false;
+	bool avx2 = false, avx512 = false;
 
 	print_grouped(f, r, per_cpu);
 	for (unsigned i = 0; i < r->n; i++) {
 		avx2 |= r->cpu[i].avx2.unit != NULL;
+		avx512 |= r->cpu[i].avx512.unit != NULL;
 		if (r->cpu[i].status)
 			continue;
 		probed++;
@@ -463,6 +466,8 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		hwt_misaligned_speed_name(r->vector_summary));
 	if (avx2)
 		fprintf(f, ", avx2: %s", hwt_misaligned_speed_name(r->avx2_summary));
+	if (avx512)
+		fprintf(f, ", avx512: %s", hwt_misaligned_speed_name(r->avx512_summary));
 	fputc('\n', f);
 	if (r->system_status && r->system_status != -ENOENT)
 		fprintf(f, "note: the system result was ignored: %s\n",

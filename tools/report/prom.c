@@ -100,9 +100,9 @@ void report_prom(FILE *f, const struct report_prom *p)
 		     "misaligned vector access speed per CPU and vector unit as riscv_hwprobe's "
 		     "value: unknown 0, slow 2, fast 3, unsupported 4");
 		for (unsigned i = 0; i < r->n; i++)
-			for (int w = 0; w < 2; w++) {
+			for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
 				const struct hwt_misaligned_vector *v =
-					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+					hwt_misaligned_cpu_unit(&r->cpu[i], u);
 
 				if (v->unit)
 					fprintf(f, "hwtune_misaligned_vector_speed{cpu=\"%d\",unit=\"%s\"} %d\n",
@@ -112,9 +112,9 @@ void report_prom(FILE *f, const struct report_prom *p)
 		     "byte copy time over misaligned vector copy time per CPU and vector unit "
 		     "(0: not measured)");
 		for (unsigned i = 0; i < r->n; i++)
-			for (int w = 0; w < 2; w++) {
+			for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
 				const struct hwt_misaligned_vector *v =
-					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+					hwt_misaligned_cpu_unit(&r->cpu[i], u);
 
 				if (v->unit)
 					fprintf(f, "hwtune_misaligned_vector_ratio{cpu=\"%d\",unit=\"%s\"} %u.%02u\n",
