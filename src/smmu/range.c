@@ -9,25 +9,25 @@
 #define TLBI_NUM_MAX 31u /* NUM is 5 bits: NUM + 1 units */
 #define TLBI_SCALE_MAX 31u
 
-void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
+int hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
 {
 	uint64_t last = addr + size - 1, first_pg = addr >> ATC_GRAIN, diff;
 	unsigned log2 = 0;
 
-	if (!c)
-		return;
-	if (last < addr)
-		last = ~0ull;
+	/* past the top of the address space: refused, as by tlbi_range_init */
+	if (!c || (size != 0 && last < addr))
+		return -EINVAL;
 	diff = first_pg ^ (last >> ATC_GRAIN);
 	if (diff)
 		log2 = 64u - (unsigned)__builtin_clzll(diff);
 	if (size == 0 || log2 >= ATC_SIZE_ALL) {
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, 0);
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, ATC_SIZE_ALL);
-		return;
+		return 0;
 	}
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, (first_pg & ~((1ull << log2) - 1)) << ATC_GRAIN);
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, log2);
+	return 0;
 }
 
 int hwt_smmu_tlbi_range_init(struct hwt_smmu_tlbi_range *r, uint64_t iova, uint64_t size,

@@ -195,7 +195,7 @@ TEST(null_smmu_field_layout)
 
 TEST(null_smmu_atc_inv_span)
 {
-	hwt_smmu_atc_inv_span(NULL, 0x1000, 0x1000);
+	ASSERT_EQ(hwt_smmu_atc_inv_span(NULL, 0x1000, 0x1000), -EINVAL);
 }
 
 TEST(null_smmu_tlbi_range_init)
