@@ -449,11 +449,12 @@ uint64_t hwt_cmdq_thread_cas_retries(void)
  *   ordered by their reservation.
  */
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
-		     bool *inserted)
+		     bool *inserted, uint64_t deadline)
 {
 	const unsigned shift = q->shift;
-	/* The call's waits: first for space, a clock read per 64 polls. */
-	struct devwait w = { .q = q, .every = 63 };
+	/* The call's waits: first for space, a clock read per 64 polls; the
+	 * deadline the caller's, or (0) set at the first slow step. */
+	struct devwait w = { .q = q, .deadline = deadline, .every = 63 };
 	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
