@@ -77,6 +77,10 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 
 /* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Why the queue is not enabled, for a log line after -ENODEV: "device not
+ * started" (the device never acted on this queue's enable) or "device
+ * stopped or destroyed" (it did, and let go since). */
+const char *hwt__cmdq_not_running(const struct hwt_cmdq *q);
 /* The count of messages the rate limit suppressed, if any, to stderr (at destroy). */
 void hwt__cmdq_log_flush(struct hwt_cmdq *q);
 
