@@ -905,7 +905,8 @@ TEST(sync_on_a_device_never_started_is_logged_as_such)
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
 	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV);
 	TLOG("%s", log.text);
-	ASSERT_TRUE(logged(&log, "CMD_SYNC aborted, device not started (it never acted on the queue's enable) at 0x0"));
+	ASSERT_TRUE(logged(&log, "CMD_SYNC aborted, device not started (it never acted on the "
+				 "queue's enable) at 0x0"));
 	ASSERT_FALSE(logged(&log, "stopped"));
 	ASSERT_OK(hwt_smmu_dev_start(dev));
 	ASSERT_OK(hwt_cmdq_sync(q));
