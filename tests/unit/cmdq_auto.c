@@ -119,7 +119,7 @@ struct retrier {
 	struct hwt_cmdq *q;
 	pthread_t t;
 	_Atomic bool stop;
-	unsigned tries;
+	_Atomic unsigned tries; /* read while the retrier runs (relaxed: a count) */
 };
 
 static void *retry_syncs(void *arg)
@@ -128,7 +128,7 @@ static void *retry_syncs(void *arg)
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		hwt_cmdq_sync(r->q); /* each one a failing measurement */
-		r->tries++;
+		atomic_fetch_add_explicit(&r->tries, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -175,7 +175,8 @@ TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
 	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
 	took = hwt__now_ns() - t0;
 	TLOG("the waiter returned after %llu ms; the retrier made %u attempts",
-	     (unsigned long long)(took / 1000000), r.tries);
+	     (unsigned long long)(took / 1000000),
+	     atomic_load_explicit(&r.tries, memory_order_relaxed));
 	/* one attempt (100 ms) to wait for, then at most its own */
 	ASSERT_TRUE(took < 1000000000ull);
 	end_retrier(&r, false);
