@@ -275,18 +275,22 @@ static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msi
  * of 4 KiB pages that holds it, as ADDR (aligned down) and SIZE (log2 of
  * the span in pages).  size 0, or a span of 2^52 pages (the whole 64-bit
  * space, e.g. addr 0 or 1 with size UINT64_MAX): the whole ATC (SIZE 52,
- * ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.  0, or -EINVAL
- * (c NULL, or the span runs past the top: addr + size > 2^64), c untouched.
+ * ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.  0, or -EINVAL:
+ * c NULL, or the span runs past the top (addr + size > 2^64); then c is
+ * still set to the whole ATC, so that a caller that does not check (one
+ * written when this returned void) never invalidates less than it asked.
  *
  * The rule for both range helpers (this and hwt_smmu_tlbi_range_init): a
  * helper never covers less than asked, and a span that wraps past 2^64 is
- * refused, not clamped and not widened.  Clamping it at the top would drop
- * the pages after the wrap (an invalidation smaller than asked: stale
- * translations stay).  Widening it to everything is possible here (the
- * whole ATC) but not for a TLBI by address, which has no "everything" form,
- * and it would hide the caller's error: no address lies past the top, so
- * such a size is an underflowed length or a wrong end, best reported.  A
- * span that ends exactly at the top (addr + size == 2^64) is fine.
+ * an error (-EINVAL), neither clamped nor silently widened.  Clamping it at
+ * the top would drop the pages after the wrap (an invalidation smaller than
+ * asked: stale translations stay).  Widening it to everything silently is
+ * possible here (the whole ATC) but not for a TLBI by address, which has no
+ * "everything" form, and it would hide the caller's error: no address lies
+ * past the top, so such a size is an underflowed length or a wrong end,
+ * best reported.  (The whole ATC left in c on that error is a safety net
+ * for unchecked calls, not the answer.)  A span that ends exactly at the
+ * top (addr + size == 2^64) is fine.
  */
 HWT_API int hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
 

@@ -3,6 +3,7 @@
 #include <hwtune/smmu.h>
 
 #include <errno.h>
+#include <stdbool.h>
 
 #define ATC_GRAIN 12
 #define ATC_SIZE_ALL 52
@@ -12,18 +13,20 @@
 int hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
 {
 	uint64_t last = addr + size - 1, first_pg = addr >> ATC_GRAIN, diff;
+	bool wraps = size != 0 && last < addr;
 	unsigned log2 = 0;
 
-	/* past the top of the address space: refused, as by tlbi_range_init */
-	if (!c || (size != 0 && last < addr))
+	if (!c)
 		return -EINVAL;
 	diff = first_pg ^ (last >> ATC_GRAIN);
 	if (diff)
 		log2 = 64u - (unsigned)__builtin_clzll(diff);
-	if (size == 0 || log2 >= ATC_SIZE_ALL) {
+	if (size == 0 || wraps || log2 >= ATC_SIZE_ALL) {
+		/* past the top: refused as by tlbi_range_init, but c still
+		 * covers everything for a caller that does not check */
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, 0);
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, ATC_SIZE_ALL);
-		return 0;
+		return wraps ? -EINVAL : 0;
 	}
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, (first_pg & ~((1ull << log2) - 1)) << ATC_GRAIN);
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, log2);
