@@ -276,9 +276,8 @@ static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msi
  * the span in pages).  size 0, or a span of 2^52 pages (the whole 64-bit
  * space, e.g. addr 0 or 1 with size UINT64_MAX): the whole ATC (SIZE 52,
  * ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.  0, or -EINVAL:
- * c NULL, or the span runs past the top (addr + size > 2^64); then c is
- * still set to the whole ATC, so that a caller that does not check (one
- * written when this returned void) never invalidates less than it asked.
+ * c NULL, or the span runs past the top (addr + size > 2^64), and then c is
+ * set to the whole ATC all the same.
  *
  * The rule for both range helpers (this and hwt_smmu_tlbi_range_init): a
  * helper never covers less than asked, and a span that wraps past 2^64 is
@@ -288,11 +287,14 @@ static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msi
  * possible here (the whole ATC) but not for a TLBI by address, which has no
  * "everything" form, and it would hide the caller's error: no address lies
  * past the top, so such a size is an underflowed length or a wrong end,
- * best reported.  (The whole ATC left in c on that error is a safety net
- * for unchecked calls, not the answer.)  A span that ends exactly at the
- * top (addr + size == 2^64) is fine.
+ * best reported.  A span that ends exactly at the top (addr + size == 2^64)
+ * is fine.
  */
-HWT_API int hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
+HWT_API int hwt_smmu_atc_inv_range(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
+/* The same without the error (its older form, kept for the ABI): a span
+ * past the top gets the whole ATC, never less; NULL c does nothing.  New
+ * code should call hwt_smmu_atc_inv_range and check. */
+HWT_API void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
 
 /*
  * TLBI by address over [iova, iova + size), one command per call of _next.

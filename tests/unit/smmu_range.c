@@ -14,26 +14,36 @@ static void atc(uint64_t addr, uint64_t size, uint64_t want_addr, uint64_t want_
 	uint64_t dw[2];
 
 	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-	ASSERT_OK(hwt_smmu_atc_inv_span(&c, addr, size));
+	ASSERT_OK(hwt_smmu_atc_inv_range(&c, addr, size));
 	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], want_addr);
 	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], want_size);
 	ASSERT_OK(hwt_smmu_encode(&c, dw));
+	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV); /* the unchecked form: the same */
+	hwt_smmu_atc_inv_span(&c, addr, size);
+	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], want_addr);
+	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], want_size);
 }
 
 /* A span past the top of the address space: refused, and c (which held
- * a small span) covers the whole ATC all the same. */
+ * a small span) covers the whole ATC all the same; the unchecked form
+ * gives the whole ATC. */
 static void atc_wraps(uint64_t addr, uint64_t size)
 {
 	struct hwt_smmu_cmd c;
 	uint64_t dw[2];
 
-	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-	hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, 0x7000);
-	hwt_smmu_cmd_set(&c, HWT_SMMU_F_SIZE, 0);
-	ASSERT_EQ(hwt_smmu_atc_inv_span(&c, addr, size), -EINVAL);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], 0);
-	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], 52);
-	ASSERT_OK(hwt_smmu_encode(&c, dw));
+	for (int checked = 0; checked < 2; checked++) {
+		tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, 0x7000);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_SIZE, 0);
+		if (checked)
+			ASSERT_EQ(hwt_smmu_atc_inv_range(&c, addr, size), -EINVAL);
+		else
+			hwt_smmu_atc_inv_span(&c, addr, size);
+		ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], 0);
+		ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], 52);
+		ASSERT_OK(hwt_smmu_encode(&c, dw));
+	}
 }
 
 TEST(atc_inv_span)
@@ -59,7 +69,7 @@ TEST(atc_inv_span)
 			continue;
 		}
 		tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-		ASSERT_OK(hwt_smmu_atc_inv_span(&c, addr, size));
+		ASSERT_OK(hwt_smmu_atc_inv_range(&c, addr, size));
 		a = c.f[HWT_SMMU_F_ADDR];
 		lg = c.f[HWT_SMMU_F_SIZE];
 		if (lg == 52) {
