@@ -35,10 +35,12 @@
  * measurement is a wait on the device of the call that runs it: it starts
  * the call's one deadline, which its syncs and then the call's own commands
  * share, so the call returns within timeout_ns whatever the device does.
- * It measures for at most half of timeout_ns (the rest is the call's): the
- * rounds done by then count, and if not one finished, the configured mode
- * stays for good (the info's reason says so).  The mode is fixed per queue
- * once measured: mixing MSI and CONS waiters on one queue is unsafe.
+ * It measures for at most half of timeout_ns (the rest is the call's, and
+ * the margin of the sync in flight; hwt_cmdq_calibrate() keeps to the same
+ * rule): the rounds done by then count, and if not one finished, the
+ * configured mode stays for good (the info's reason says so).  The mode is
+ * fixed per queue once measured: mixing MSI and CONS waiters on one queue
+ * is unsafe.
  */
 #ifndef HWTUNE_CMDQ_H
 #define HWTUNE_CMDQ_H

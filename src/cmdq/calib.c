@@ -31,19 +31,20 @@
 #define CALIB_SYNCS 200
 
 /* A measurement's time: every sync keeps to `deadline`, the deadline of
- * the call that measures, and rounds stop at `stop`, span_ns after it
- * began.  An explicit hwt_cmdq_calibrate() has the whole timeout (it has
- * the queue to itself and inserts nothing else); a first use half of it,
- * the other half left to the call's own commands under the same deadline. */
+ * the call that measures (timeout_ns from its start), and rounds stop at
+ * `stop`, half of that.  The other half is the margin of the sync in flight
+ * at `stop` (were the two equal, that sync would meet the deadline and fail
+ * a measurement that merely ran out of time) and, on a first use, the time
+ * of the call's own commands under the same deadline. */
 struct budget {
 	uint64_t deadline, stop, span_ns;
 };
 
-static struct budget budget_from_now(const struct hwt_cmdq *q, bool first_use)
+static struct budget budget_from_now(const struct hwt_cmdq *q)
 {
-	uint64_t now = hwt__now_ns(), span = first_use ? q->timeout_ns / 2 : q->timeout_ns;
+	uint64_t now = hwt__now_ns();
 	struct budget b = { hwt__deadline_after(now, q->timeout_ns),
-			    hwt__deadline_after(now, span), span };
+			    hwt__deadline_after(now, q->timeout_ns / 2), q->timeout_ns / 2 };
 
 	return b;
 }
@@ -170,7 +171,7 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	st = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (st == CALIB_NONE)
 		/* for the report; the mode stays */
-		return measure_and_choose(q, false, budget_from_now(q, false));
+		return measure_and_choose(q, false, budget_from_now(q));
 	/* Claim the measurement, as a first use does: an issuer's first use
 	 * must not measure (or choose) beside us. */
 	do
@@ -180,7 +181,7 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 						      (st & ~CALIB_STATE) | CALIB_RUNNING,
 						      memory_order_acquire, /* A_CALIB */
 						      memory_order_acquire));
-	return run_attempt(q, st, budget_from_now(q, false));
+	return run_attempt(q, st, budget_from_now(q));
 }
 
 int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q, uint64_t *deadline)
@@ -200,7 +201,7 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q, uint64_t *deadline)
 							  (st & ~CALIB_STATE) | CALIB_RUNNING,
 							  memory_order_acquire, memory_order_acquire)) {
 			/* the call's deadline starts with its measurement */
-			struct budget bud = budget_from_now(q, true);
+			struct budget bud = budget_from_now(q);
 
 			*deadline = bud.deadline;
 			return run_attempt(q, st, bud);
