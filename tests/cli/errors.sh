@@ -145,4 +145,11 @@ tap_ok "probe --json --format=json: the same format twice is fine" \
 tap_run probe --format=prom --format=prom $fast
 tap_ok "probe --format=prom twice is fine" eval 'status_is 0 && out_has "# TYPE "'
 
+# --- what a new user tries ---------------------------------------------------------------
+usage "hwtune --json probe: the command must come first" \
+	"'probe' must come first: 'hwtune probe [OPTIONS]'" --json probe
+usage "hwtune -- cmdq: the command must come first" "'cmdq' must come first" -- cmdq
+usage "hwtune PROBE: the commands are listed" \
+	"unknown command 'PROBE' (commands: probe, cmdq, decode; try 'hwtune --help')" PROBE
+
 tap_end

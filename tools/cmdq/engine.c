@@ -164,7 +164,12 @@ static void sync_segment(struct run *b, struct worker *w, int mode, unsigned rou
 		out[i] = clamp_u32(util_now_ns() - t0);
 	}
 	w->end = util_now_ns();
-	if (err)
+	if (err == -ETIMEDOUT) /* say what the user can change */
+		fail(b, "%s: CMD_SYNC failed: %s (thread %u, round %u): no completion within "
+		     "--timeout-ms %llu with %u producer thread%s; try fewer --threads or a longer "
+		     "--timeout-ms", cmdq_mode_long[mode], strerror(-err), w->id, round,
+		     timeout_ms(b), b->o->threads, b->o->threads == 1 ? "" : "s");
+	else if (err)
 		fail(b, "%s: CMD_SYNC failed: %s (thread %u, round %u)", cmdq_mode_long[mode],
 		     strerror(-err), w->id, round);
 }

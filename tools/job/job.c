@@ -11,6 +11,18 @@
 
 #include <string.h>
 
+/* An operand of the main job: a command spelt elsewhere than first, or no
+ * command at all. */
+static void main_unknown(const char *word)
+{
+	if (cli_command(word))
+		cli_error("'%s' must come first: 'hwtune %s [OPTIONS]' (options before it are "
+			  "the main job's)", word, word);
+	else
+		cli_error("unknown command '%s' (commands: probe, cmdq, decode; try 'hwtune --help')",
+			  cli_value(word));
+}
+
 /* The whole environment is checked here, before anything is measured. */
 int main_parse(int argc, char **argv, struct cli_args *a)
 {
@@ -56,8 +68,7 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 			break;
 		case 1:
 			if (!version) {
-				cli_error("unknown command '%s' (try 'hwtune --help')",
-					  cli_value(g.arg));
+				main_unknown(g.arg);
 				return CLI_EXIT_USAGE;
 			}
 			other = g.arg;
