@@ -6,12 +6,7 @@
 # from 4x up (PROBE_SPLIT_LARGE_X100), and stay as it was below (TAP).
 . "$(dirname "$0")/../tap.sh"
 
-XDG_CACHE_HOME=$tap_dir/cache
-export XDG_CACHE_HOME
-mkdir -p "$XDG_CACHE_HOME"
-unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_UNALIGNED_VECTOR_SPEED HWTUNE_DISABLE_MSIPOLLING HWTUNE_ROOT
-HWTUNE_RUNTIME_DIR=$tap_dir/run
-export HWTUNE_RUNTIME_DIR
+tap_isolate
 
 # set_split LL LS PL PS: every cached CPU fast, with these split ratios (x100)
 set_split() {

@@ -7,12 +7,7 @@
 # Never a speed.
 . "$(dirname "$0")/../tap.sh"
 
-XDG_CACHE_HOME=$tap_dir/cache
-export XDG_CACHE_HOME
-mkdir -p "$XDG_CACHE_HOME"
-unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_UNALIGNED_VECTOR_SPEED HWTUNE_DISABLE_MSIPOLLING HWTUNE_ROOT
-HWTUNE_RUNTIME_DIR=$tap_dir/run
-export HWTUNE_RUNTIME_DIR
+tap_isolate
 
 status_is() { [ "$rc" -eq "$1" ]; }
 out_has() { grep -q -F -e "$1" "$out"; }
