@@ -308,7 +308,9 @@ check:
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-sanitize
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-cross
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-vm
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-fuzz
+	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-abi
 	@sh tests/summary.sh $(COUNTS)
 
 check-native: tests
@@ -352,6 +354,8 @@ ifeq ($(CROSS),)
 		HWT_TEST_TIMEOUT_SCALE=8 sh tests/run.sh $$a build/$$a $(COUNTS) "$$q $$opts" || exit 1; \
 	done
 endif
+
+include mk/vm.mk
 
 # --- fuzzing (clang + libFuzzer) ------------------------------------------------
 # tests/fuzz/*.c: one LLVMFuzzerTestOneInput each, built with clang,
@@ -397,7 +401,9 @@ deps:
 		make gcc g++ clang libc6-dev gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu \
 		libc6-dev-arm64-cross libc6-dev-riscv64-cross qemu-user binutils libtsan2 \
 		libasan8 libubsan1 libclang-rt-14-dev \
-		libck-dev spin pkgconf mandoc
+		libck-dev spin pkgconf mandoc \
+		debhelper dpkg-dev lintian abigail-tools systemd strace
+	$(MAKE) --no-print-directory deps-vm
 
 # The benchmarks' optional peers (bench_cmdq: rte_ring, ck_ring, urcu wfcqueue) and gnuplot.
 bench-deps:
@@ -482,3 +488,7 @@ uninstall-unit:
 
 clean:
 	rm -rf build
+
+include mk/deb.mk
+include mk/abi.mk
+include mk/dist.mk

@@ -5,7 +5,9 @@
 #   sh bench/report.sh bench/results/<date>-<host> [DOC [IMGDIR]]
 #
 # The run docs/benchmarks.md cites is kept in docs/benchmarks/<date>-<host>/
-# (copy a new run there to publish it).
+# (copy a new run there to publish it).  The figures measured by hand are
+# docs/benchmarks-hand.md: the page links to it, and this script never
+# writes it.
 #
 # DOC defaults to docs/benchmarks.md, IMGDIR to docs/benchmarks (PNGs, also
 # kept in <results>/plots/ with the data files gnuplot read).  Needs only sh,
@@ -278,6 +280,10 @@ if [ "$rd" != "$rh" ]; then flip="the recommendation flips: $rd with this machin
 else flip="the recommendation did **not** flip ($rd in both; $shift_): on this run's machine CONS polling already won or the modes tied within noise, see the table"; fi
 rel=$(basename "$img")
 [ "$(dirname "$doc")/$rel" = "$img" ] || rel=$img
+# The figures measured by hand live in a page of their own, which this
+# script never writes; the generated page links to it.
+hand=benchmarks-hand.md
+[ "$(dirname "$doc")" = docs ] || hand=docs/$hand
 {
 echo "# Benchmarks"
 echo
@@ -358,7 +364,8 @@ Peers: DPDK \`rte_ring\` (MP enqueue / SC dequeue bursts, no EAL), Concurrency K
 nodes, one dequeuer; each producer reuses a pool of 2^N nodes, since the queue itself is unbounded)
 and a mutex + condvar ring. Every element is a 16-byte command; every consumer calls a no-op handler
 per element and checks every producer's sequence. The \`*_await\` rings wait until their consumer
-published the burst's last element. See \`bench/peers/\` and the README's "Against peers".
+published the burst's last element. See \`bench/peers/\` and "How bench_cmdq measures" in
+[the figures measured by hand]($hand#how-bench_cmdq-measures).
 
 ## 3. Contention: 1, 2, 4, 8, 16 producers, batch + CMD_SYNC loops
 
@@ -418,6 +425,12 @@ probe times (the scalar copy and each vector unit: 2 x 8 ms each), so its per-CP
 
 $(if [ -s "$dir/elapsed_s" ]; then echo "All benchmarks: $(cat "$dir/elapsed_s") s of wall time ($( [ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo "full run"))."; fi)
 Per benchmark (its own \`wall_s\`): $(for f in "$dir"/*.json; do J '/"wall_s":/ { printf "%s %s s; ", F, num($0, "wall_s"); exit }' "$f" | sed "s|^ |$(basename "${f%.json}") |"; done)
+
+## Figures measured by hand
+
+Everything above is generated from one \`make bench\` run. The figures measured by hand, each
+with its command (\`hwtune cmdq\` on this machine, how bench_cmdq measures and what repeated runs
+add, the probe's verdicts across processes), are in [$hand]($hand), which no script writes.
 EOF
 } > "$doc.tmp"
 mv "$doc.tmp" "$doc"

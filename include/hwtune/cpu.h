@@ -127,6 +127,18 @@ HWT_API int hwt_cpu_identities(const char *root, const struct hwt_cpus *set,
 /* Same kind of core: every field but cpu (and the derived core string). */
 HWT_API bool hwt_cpu_ident_equal(const struct hwt_cpu_ident *a, const struct hwt_cpu_ident *b);
 
+/*
+ * The name of the hypervisor this system runs under, from its CPUID vendor
+ * signature (x86_64: leaf 0x40000000), into buf (len bytes, NUL-terminated):
+ * "KVM", "Microsoft Hyper-V", "VMware", "Xen", "QEMU TCG", "Parallels",
+ * "ACRN", "bhyve", "VirtualBox"..., else "unknown (CPUID signature \"...\")".
+ * 0; -ENODEV no hypervisor (CPUID.1:ECX[31] clear); -ENOENT a blank
+ * signature; -ENOSYS off x86_64 (use /sys/hypervisor or the DMI vendor
+ * there); -ERANGE buf too small; -EINVAL buf NULL or len 0.  buf is "" on
+ * error.
+ */
+HWT_API int hwt_cpu_hypervisor(char *buf, size_t len);
+
 HWT_END_DECLS
 
 #endif

@@ -135,8 +135,8 @@ enum hwt_misaligned_note { HWT_MISALIGNED_NOTES(HWT_MISALIGNED_NOTE_ENUM_) };
  * The vector probe of one CPU and one vector unit: the scalar probe's copy
  * (same buffer, offsets and size) with the widest vector elements against
  * the same copy with byte elements, classified the same way (word < byte:
- * FAST).  Units: "sse2" (movdqu, 16 B) and "avx2" (vmovdqu, 32 B) on x86_64,
- * whose byte side is the scalar byte copy (x86 has no byte-element vector
+ * FAST).  Units: "sse2" (movdqu, 16 B), "avx2" (vmovdqu, 32 B) and "avx512"
+ * (vmovdqu64, 64 B) on x86_64, whose byte side is the scalar byte copy (x86 has no byte-element vector
  * access); "neon" on aarch64 (ld1/st1 of 8 .2d elements against 8 .8b
  * elements); "rvv" on riscv64 (vle64/vse64 against vle8/vse8, vl = 8).
  */
@@ -151,7 +151,7 @@ struct hwt_misaligned_vector {
 	int hwprobe;         /* riscv_hwprobe MISALIGNED_VECTOR_PERF for this CPU (main unit
 				only), or a negative errno (-ENOSYS: not riscv or no call) */
 	unsigned notes;      /* HWT_MISALIGNED_NOTE_* */
-	const char *unit;    /* static name ("sse2", "avx2", "neon", "rvv"); NULL: none
+	const char *unit;    /* static name ("sse2", "avx2", "avx512", "neon", "rvv"); NULL: none
 				in this build or architecture */
 };
 
@@ -199,6 +199,9 @@ struct hwt_misaligned_cpu {
 	uint64_t vector_ns;  /* time spent on the vector units (of probe_ns) */
 	struct hwt_misaligned_split split;
 	uint64_t split_ns;   /* time spent on the split penalties (of probe_ns) */
+	/* last, so that the members above keep their offsets: */
+	struct hwt_misaligned_vector avx512; /* x86_64 AVX-512 (F, BW, VL); elsewhere
+						UNSUPPORTED with NOTE_NO_UNIT, unit NULL */
 };
 
 struct hwt_misaligned_report {
@@ -216,7 +219,8 @@ struct hwt_misaligned_report {
 	uint64_t wall_ns;   /* whole call, cache and thread start-up included */
 	int cache_status;   /* 0 read fine or not used, else why the cache was ignored
 			     * (-EBADMSG corrupt, -ESTALE foreign, or the error as
-			     * itself: -EACCES, -ELOOP a symlink, -EISDIR...) or,
+			     * itself: -EACCES, -ELOOP a symlink (the file, or the
+			     * hwtune cache folder: never followed), -EISDIR...) or,
 			     * with cache_off, why there is no cache folder */
 	bool cache_off;     /* the cache was neither read nor written (NO_CACHE, an
 			     * override, or no cache folder) */
@@ -224,6 +228,7 @@ struct hwt_misaligned_report {
 	enum hwt_misaligned_speed avx2_summary;   /* the set rule over cpu[].avx2.speed */
 	int system_status;  /* hwt_misaligned_cpus, _self: 0 the system file was used or
 			     * not asked for, else why it was ignored (-ENOENT none, ...) */
+	enum hwt_misaligned_speed avx512_summary; /* the set rule over cpu[].avx512.speed */
 };
 
 /*
@@ -246,6 +251,22 @@ HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigne
  * (wide true). */
 HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
 					  bool wide);
+
+/* The vector units of struct hwt_misaligned_cpu by number. */
+enum hwt_misaligned_unit {
+	HWT_MISALIGNED_UNIT_VECTOR = 0, /* .vector: the architecture's vector unit */
+	HWT_MISALIGNED_UNIT_AVX2 = 1,   /* .avx2 */
+	HWT_MISALIGNED_UNIT_AVX512 = 2, /* .avx512 */
+	HWT_MISALIGNED_UNITS = 3
+};
+
+/* Unit number unit of c; NULL if c is NULL or unit >= HWT_MISALIGNED_UNITS. */
+HWT_API const struct hwt_misaligned_vector *hwt_misaligned_cpu_unit(const struct hwt_misaligned_cpu *c,
+								    unsigned unit);
+/* The set rule over cpu[i]'s unit number unit; -EINVAL: cpu NULL with n > 0,
+ * or unit >= HWT_MISALIGNED_UNITS. */
+HWT_API int hwt_misaligned_unit_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					unsigned unit);
 
 /* "unknown", "emulated", "slow", "fast", "unsupported"; NULL if out of range. */
 HWT_API const char *hwt_misaligned_speed_name(enum hwt_misaligned_speed speed);
@@ -313,29 +334,39 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
  * which must be absolute (relative: -EINVAL), else
  * HWT_MISALIGNED_RUNTIME_DIR; created 0755 if missing), mode 0644,
  * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
- * by boot id, kernel release, the CPU identities and the library version.  -EINVAL for an override's report,
- * scalar or vector (not a measurement), or one with no CPU the file keeps
- * (a known scalar verdict and known vector results): a good file is never
- * replaced by an empty one.
+ * by boot id, kernel release, the CPU identities and the library version.
+ * Every process trusts it, so it must cover the system: -EINVAL for a
+ * report that lacks an online CPU (or has one with status < 0), for an
+ * override's report, scalar or vector (not a measurement), or one with no
+ * CPU the file keeps (a known scalar verdict and known vector results): a
+ * good file is never replaced by an empty or partial one.
  */
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
  * Read the system's result into out (source FROM_SYSTEM, ascending CPUs).
- * Anything not trusted is ignored with a reason: -ENOENT no file, -EPERM
- * not a regular file, a symlink, not owned by root, or group/world
- * writable; -EBADMSG corrupt; -ESTALE another boot, kernel, CPU identity or
- * library version.  root as in hwt_misaligned_opts (NULL: real).
+ * Anything not trusted is ignored with a reason, one errno each: -ENOENT
+ * no file; -ELOOP a symlink (the file, or its folder: never followed);
+ * -ENXIO not a regular file; -EPERM not owned by root; -EACCES writable by
+ * its group or others; -EIO unreadable (open(2) refused it); -EBADMSG
+ * corrupt; -ESTALE another boot, kernel, CPU identity or library version.
+ * root as in hwt_misaligned_opts (NULL: real).
  */
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 				       struct hwt_misaligned_report *out);
 /*
- * What `hwtune probe --system` does: probe every online CPU the calling
- * thread may use (fresh: neither the user cache nor the system file is
- * read), then write the system file.  opts as for hwt_misaligned_probe (an
- * override, scalar or vector, or HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a
- * whole measurement; runtime_dir and root are honoured).  out gets the
- * report even when only the write failed: then the write's error is returned
- * and out must still be freed; on other errors out is empty.
+ * What `hwtune probe --system` does: probe every online CPU, whatever the
+ * calling thread's affinity (from a thread of its own that widens its mask
+ * to the online CPUs, as sched_setaffinity(2) allows within the cpuset; the
+ * caller's mask is left as it is), fresh (neither the user cache nor the
+ * system file is read), then write the system file.  opts as for
+ * hwt_misaligned_probe (an override, scalar or vector, or
+ * HWT_MISALIGNED_NO_VECTOR is -EINVAL: not a whole measurement;
+ * runtime_dir, root and sysfs_root are honoured).  -EPERM when an online
+ * CPU cannot be run on (outside the cpuset, or it could not be pinned):
+ * nothing is written, and out lists every online CPU, those not reached
+ * with status < 0.  out also gets the report when only the write failed:
+ * then the write's error is returned and out must still be freed; on other
+ * errors out is empty.
  */
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);

@@ -66,16 +66,17 @@ void hwt__copy_bytes_unaligned(void *dst, const void *src, size_t len);
 
 /*
  * Vector units.  HWT__VEC_MAIN: the architecture's vector unit (x86_64
- * SSE2, aarch64 Advanced SIMD, riscv64 RVV); HWT__VEC_WIDE: a wider one
- * reported apart (x86_64 AVX2 only).  words copies 64 bytes per iteration
+ * SSE2, aarch64 Advanced SIMD, riscv64 RVV); HWT__VEC_WIDE and
+ * HWT__VEC_WIDE512: wider ones reported apart (x86_64 AVX2 and AVX-512 only;
+ * the numbers are the public HWT_MISALIGNED_UNIT_*).  words copies 64 bytes per iteration
  * with the widest elements, bytes the same data with byte elements (x86 has
  * no byte-element vector access: there it is hwt__copy_bytes_unaligned);
  * both truncate len like the scalar loops (words to 64, bytes to 8).
  */
-enum { HWT__VEC_MAIN = 0, HWT__VEC_WIDE = 1, HWT__VEC_KINDS = 2 };
+enum { HWT__VEC_MAIN = 0, HWT__VEC_WIDE = 1, HWT__VEC_WIDE512 = 2, HWT__VEC_KINDS = 3 };
 
 struct hwt__vec_loops {
-	const char *name; /* "sse2", "avx2", "neon", "rvv" */
+	const char *name; /* "sse2", "avx2", "avx512", "neon", "rvv" */
 	void (*words)(void *dst, const void *src, size_t len);
 	void (*bytes)(void *dst, const void *src, size_t len);
 	void (*touch)(void); /* one instruction of the unit; NULL if never needed */

@@ -35,4 +35,10 @@ int hwt__x86_core_type(void)
 {
 	return -ENOSYS;
 }
+
+int hwt__x86_hypervisor_sig(char sig[12])
+{
+	(void)sig;
+	return -ENOSYS;
+}
 #endif

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int hwt__read_file(const char *path, size_t max, char **text, size_t *len)
@@ -58,13 +60,28 @@ int hwt__read_file(const char *path, size_t max, char **text, size_t *len)
 	return 0;
 }
 
-/* The folder holding path, for the fsync that makes a rename durable. */
-static void sync_folder(const char *path)
+int hwt__open_folder(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	struct stat st;
+
+	if (fd >= 0)
+		return fd;
+	/* a link to a folder fails O_DIRECTORY before O_NOFOLLOW: say "link" */
+	if (e == ENOTDIR && !lstat(dir, &st) && S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -e;
+}
+
+int hwt__open_folder_of(const char *path, const char **base)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[4096];
-	int fd;
 
+	*base = slash ? slash + 1 : path;
+	if (!**base)
+		return -EISDIR;
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
@@ -72,29 +89,60 @@ static void sync_folder(const char *path)
 	else if ((size_t)(slash - path) < sizeof(dir))
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	else
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd); /* best effort: the file itself is already on disk */
-		close(fd);
+		return -ENAMETOOLONG;
+	/* O_NOFOLLOW: a folder that is a symlink (its last component) is
+	 * refused with ELOOP, and everything after goes through this fd. */
+	return hwt__open_folder(dir);
+}
+
+int hwt__open_in_folder(const char *path, int flags)
+{
+	const char *base;
+	int dfd = hwt__open_folder_of(path, &base), fd;
+
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC);
+	fd = fd < 0 ? -errno : fd;
+	close(dfd);
+	return fd;
+}
+
+/* A new file "<base>.tmp.<random>" in dfd, mode 0600: its fd, its name in tmp. */
+static int make_temp(int dfd, const char *base, char *tmp, size_t len)
+{
+	static atomic_uint seq;
+	struct timespec ts;
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned n = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed); /* a counter only */
+		int fd;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (snprintf(tmp, len, "%s.tmp.%lx%x%x", base, (unsigned long)ts.tv_nsec,
+			     (unsigned)getpid(), n) >= (int)len)
+			return -ENAMETOOLONG;
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
 	}
+	return -EEXIST;
 }
 
 int hwt__write_file_atomic(const char *path, const char *text, size_t len, mode_t mode,
 			   bool durable)
 {
-	size_t plen = strlen(path), off = 0;
-	char *tmp = malloc(plen + 16);
-	int fd, r = 0;
+	const char *base;
+	char tmp[512];
+	size_t off = 0;
+	int dfd = hwt__open_folder_of(path, &base), fd, r = 0;
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC); /* 0600 until the fchmod */
+	if (dfd < 0)
+		return dfd;
+	fd = make_temp(dfd, base, tmp, sizeof(tmp)); /* 0600 until the fchmod */
 	if (fd < 0) {
-		r = -errno;
-		free(tmp);
-		return r;
+		close(dfd);
+		return fd;
 	}
 	if (fchmod(fd, mode))
 		r = -errno;
@@ -112,12 +160,12 @@ int hwt__write_file_atomic(const char *path, const char *text, size_t len, mode_
 		r = -errno;
 	if (close(fd) && !r)
 		r = -errno;
-	if (!r && rename(tmp, path))
+	if (!r && renameat(dfd, tmp, dfd, base))
 		r = -errno;
 	if (r)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	else if (durable)
-		sync_folder(path);
-	free(tmp);
+		fsync(dfd); /* best effort: the file itself is already on disk */
+	close(dfd);
 	return r;
 }

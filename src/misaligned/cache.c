@@ -2,21 +2,23 @@
 /*
  * Per-CPU probe results on disk.  One text file per architecture:
  *
- *   hwtune-misaligned-cache 2
+ *   hwtune-misaligned-cache 3
  *   boot_id <id>          \
  *   kernel <release>       | the key: any difference makes the file foreign
  *   model <hash>           |
  *   version <lib version> /
  *   cpu <n> <speed> <ratio_x100> <word_ns> <byte_ns> <word_med> <byte_med> <samples> <reps>
  *       <vector: speed ratio_x100 word_ns byte_ns notes> <avx2: the same five>
+ *       <avx512: the same five>
  *       <split: line_load line_store page_load page_store aligned_load_ps
- *        aligned_store_ps line_bytes page_bytes>          (one line, 27 numbers)
+ *        aligned_store_ps line_bytes page_bytes>          (one line, 32 numbers)
  *   ...
  *   end <entries> <fnv1a-64 of everything above, hex>
  *
  * The trailer catches truncation and edits; a file that fails any check is
- * ignored and later replaced; so is a file of format 1 (no vector or split
- * fields), which fails the first line's check.  The cpu line's fields are
+ * ignored and later replaced; so are files of format 1 (no vector or split
+ * fields) and 2 (no avx512 fields), which fail the first line's check: a
+ * missing unit is measured again with the rest, the way a foreign file is.  The cpu line's fields are
  * the table below (CACHE_FIELDS), in its order.  Writes go to a temporary
  * file in the same directory, then rename(): readers see the old file or
  * the new one.
@@ -39,7 +41,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define MAGIC "hwtune-misaligned-cache 2\n"
+#define MAGIC "hwtune-misaligned-cache 3\n"
+
+/* The vector units by number (HWT__VEC_* in arch.h is the same numbering). */
+_Static_assert((int)HWT__VEC_MAIN == (int)HWT_MISALIGNED_UNIT_VECTOR &&
+		       (int)HWT__VEC_WIDE == (int)HWT_MISALIGNED_UNIT_AVX2 &&
+		       (int)HWT__VEC_WIDE512 == (int)HWT_MISALIGNED_UNIT_AVX512 &&
+		       (int)HWT__VEC_KINDS == (int)HWT_MISALIGNED_UNITS,
+	       "one numbering of the vector units");
 
 /* Keep key values one token long so the line format stays unambiguous. */
 static void copy_token(char *dst, size_t len, const char *src)
@@ -140,16 +149,23 @@ int hwt__cache_key_current(struct hwt__cache_key *k)
 }
 
 /* Create one folder (its parent must exist); an existing one must be a
- * folder.  0 or the error as itself (EACCES, ENOENT, ENOTDIR, ELOOP...). */
-static int make_dir(const char *path)
+ * folder, and for hwtune's own (own) not a symlink to one: a link there
+ * could send the cache anywhere (a link to / wrote /misaligned-*.cache).
+ * 0 or the error as itself (EACCES, ENOENT, ENOTDIR, ELOOP...). */
+static int make_dir(const char *path, bool own)
 {
 	struct stat st;
+	int fd;
 
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	if (stat(path, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (!own)
+		return stat(path, &st) ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	fd = hwt__open_folder(path);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 /*
@@ -177,7 +193,7 @@ int hwt__cache_path(const char *dir, char *buf, size_t len)
 		n = snprintf(d, sizeof(d), "%s/.cache", home);
 		if (n <= 0 || (size_t)n >= sizeof(d))
 			return -ENAMETOOLONG;
-		r = make_dir(d);
+		r = make_dir(d, false); /* ~/.cache may well be a link */
 		if (r)
 			return r;
 		n = snprintf(d, sizeof(d), "%s/.cache/hwtune", home);
@@ -186,7 +202,9 @@ int hwt__cache_path(const char *dir, char *buf, size_t len)
 	}
 	if (n <= 0 || (size_t)n >= sizeof(d))
 		return -ENAMETOOLONG;
-	r = make_dir(d);
+	while (n > 1 && d[n - 1] == '/') /* "link/" would follow the link */
+		d[--n] = '\0';
+	r = make_dir(d, true);
 	if (r)
 		return r;
 	n = snprintf(buf, len, "%s/misaligned-%s.cache", d, HWT_ARCH_NAME);
@@ -252,6 +270,7 @@ static bool num(const char **p, uint64_t max, uint64_t *v, char sep)
 	X(reps, UNS, UINT32_MAX)                                       \
 	CACHE_VECTOR_FIELDS(X, vector)                                 \
 	CACHE_VECTOR_FIELDS(X, avx2)                                   \
+	CACHE_VECTOR_FIELDS(X, avx512)                                 \
 	X(split.line_load, UNS, UINT32_MAX)                            \
 	X(split.line_store, UNS, UINT32_MAX)                           \
 	X(split.page_load, UNS, UINT32_MAX)                            \
@@ -273,7 +292,7 @@ static const struct field {
 #undef FIELD
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
-_Static_assert(NFIELDS == 27, "the cache line has 27 fields: a change is a new format");
+_Static_assert(NFIELDS == 32, "the cache line has 32 fields: a change is a new format");
 
 /* Field f of c, widened (the writer's values are never negative: cpu >= 0
  * and speeds are checked by hwt__cache_keeps). */
@@ -379,7 +398,7 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 			field_set(&c, &fields[i], v);
 		}
 		if (c.speed == HWT_MISALIGNED_UNKNOWN || !vector_valid(&c.vector) ||
-		    !vector_valid(&c.avx2))
+		    !vector_valid(&c.avx2) || !vector_valid(&c.avx512))
 			goto bad;
 		if (seen[c.cpu / 8] & (1u << (c.cpu % 8)))
 			goto bad;
@@ -400,6 +419,7 @@ int hwt__cache_parse(const char *text, size_t len, const struct hwt__cache_key *
 		c.hwprobe = -ENOSYS;
 		vector_finish(&c.vector, HWT__VEC_MAIN);
 		vector_finish(&c.avx2, HWT__VEC_WIDE);
+		vector_finish(&c.avx512, HWT__VEC_WIDE512);
 		e[n++] = c;
 	}
 	if (count != n)
@@ -423,12 +443,13 @@ int hwt__cache_load(const char *path, const struct hwt__cache_key *k,
 
 	*out = NULL;
 	*n = 0;
-	/* Errors as themselves: EACCES, ELOOP (a symlink: never followed),
-	 * EISDIR...; -EBADMSG (corrupt) is for the content only.  O_NONBLOCK:
-	 * a FIFO in its place must not hang the probe. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* Errors as themselves: EACCES, ELOOP (a symlink, the file or its
+	 * folder: never followed), EISDIR...; -EBADMSG (corrupt) is for the
+	 * content only.  O_NONBLOCK: a FIFO in its place must not hang the
+	 * probe. */
+	fd = hwt__open_in_folder(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st)) {
 		r = -errno;
 		close(fd);
@@ -492,7 +513,7 @@ bool hwt__cache_keeps(const struct hwt_misaligned_cpu *c)
 {
 	return c->status == 0 && c->speed > HWT_MISALIGNED_UNKNOWN &&
 	       c->speed <= HWT_MISALIGNED_UNSUPPORTED && c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX &&
-	       vector_keep(&c->vector) && vector_keep(&c->avx2);
+	       vector_keep(&c->vector) && vector_keep(&c->avx2) && vector_keep(&c->avx512);
 }
 
 int hwt__cache_format(const struct hwt__cache_key *k, const struct hwt_misaligned_cpu *e,

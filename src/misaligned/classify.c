@@ -63,15 +63,28 @@ HWT_API int hwt_misaligned_env_vector_override(const char **bad)
 	return env_speed("HWTUNE_UNALIGNED_VECTOR_SPEED", bad);
 }
 
-HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
-					  bool wide)
+HWT_API const struct hwt_misaligned_vector *hwt_misaligned_cpu_unit(const struct hwt_misaligned_cpu *c,
+								    unsigned unit)
+{
+	if (!c)
+		return NULL;
+	switch (unit) {
+	case HWT_MISALIGNED_UNIT_VECTOR: return &c->vector;
+	case HWT_MISALIGNED_UNIT_AVX2: return &c->avx2;
+	case HWT_MISALIGNED_UNIT_AVX512: return &c->avx512;
+	default: return NULL;
+	}
+}
+
+HWT_API int hwt_misaligned_unit_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					unsigned unit)
 {
 	int first = -1;
 
-	if (!cpu && n)
+	if ((!cpu && n) || unit >= HWT_MISALIGNED_UNITS)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
-		int s = wide ? (int)cpu[i].avx2.speed : (int)cpu[i].vector.speed;
+		int s = (int)hwt_misaligned_cpu_unit(&cpu[i], unit)->speed;
 
 		if (cpu[i].status)
 			continue;
@@ -81,6 +94,13 @@ HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, 
 			return HWT_MISALIGNED_UNKNOWN;
 	}
 	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;
+}
+
+HWT_API int hwt_misaligned_vector_summary(const struct hwt_misaligned_cpu *cpu, unsigned n,
+					  bool wide)
+{
+	return hwt_misaligned_unit_summary(cpu, n,
+					   wide ? HWT_MISALIGNED_UNIT_AVX2 : HWT_MISALIGNED_UNIT_VECTOR);
 }
 
 HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigned n)

@@ -112,7 +112,8 @@ static int options(const struct hwt_misaligned_opts *given, unsigned look,
 }
 
 /* As the kernel's unaligned_vector_speed=: every unit set so without
- * probing, except a unit the architecture cannot have (AVX2 off x86). */
+ * probing, except a unit the architecture cannot have (AVX2, AVX-512 off
+ * x86). */
 static void set_vector_override(struct hwt_misaligned_vector *v, unsigned kind,
 				enum hwt_misaligned_speed speed)
 {
@@ -155,6 +156,7 @@ static int start(const struct hwt_cpus *set, struct walk *w, struct hwt_misalign
 		s->hwprobe = -ENOSYS;
 		s->vector.hwprobe = -ENOSYS;
 		s->avx2.hwprobe = -ENOSYS;
+		s->avx512.hwprobe = -ENOSYS;
 		w->todo[i] = scalar || vector;
 		if (o->override_speed) {
 			s->speed = o->override_speed;
@@ -163,9 +165,10 @@ static int start(const struct hwt_cpus *set, struct walk *w, struct hwt_misalign
 		if (o->vector_override_speed) {
 			set_vector_override(&s->vector, HWT__VEC_MAIN, o->vector_override_speed);
 			set_vector_override(&s->avx2, HWT__VEC_WIDE, o->vector_override_speed);
+			set_vector_override(&s->avx512, HWT__VEC_WIDE512, o->vector_override_speed);
 			s->vector_source = HWT_MISALIGNED_FROM_OVERRIDE;
 		} else if (!vector) {
-			s->vector.notes = s->avx2.notes = HWT_MISALIGNED_NOTE_SKIPPED;
+			s->vector.notes = s->avx2.notes = s->avx512.notes = HWT_MISALIGNED_NOTE_SKIPPED;
 		}
 	}
 	w->ntodo = scalar || vector ? set->n : 0;
@@ -315,6 +318,7 @@ static int lookup(const struct hwt_cpus *set, const struct hwt_misaligned_opts *
 	out->summary = hwt_misaligned_summary(out->cpu, out->n);
 	out->vector_summary = hwt_misaligned_vector_summary(out->cpu, out->n, false);
 	out->avx2_summary = hwt_misaligned_vector_summary(out->cpu, out->n, true);
+	out->avx512_summary = hwt_misaligned_unit_summary(out->cpu, out->n, HWT_MISALIGNED_UNIT_AVX512);
 out:
 	free(w.old);
 	free(w.todo);

@@ -217,8 +217,9 @@ int hwt__system_path(const char *dir, bool create, char *buf, size_t len);
 /* Mode 0644, temporary file + fsync + rename + fsync of the folder. */
 int hwt__system_store(const char *path, const struct hwt__cache_key *k,
 		      const struct hwt_misaligned_cpu *e, unsigned n);
-/* Trusted only if a regular file (not a symlink) owned by owner, not
- * group/world writable (-EPERM), intact (-EBADMSG) and of key k (-ESTALE).
+/* Trusted only if neither the file nor its folder is a symlink (-ELOOP), a
+ * regular file (-ENXIO), owned by owner (-EPERM), not group/world writable
+ * (-EACCES), readable (-EIO), intact (-EBADMSG) and of key k (-ESTALE).
  * Entries have source FROM_SYSTEM. */
 int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
 		     struct hwt_misaligned_cpu **out, unsigned *n);

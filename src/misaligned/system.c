@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,36 @@ int hwt__system_store(const char *path, const struct hwt__cache_key *k,
 	return r;
 }
 
+/* Whether the file (fd, else path opened O_PATH: no read permission
+ * needed, so every reason is found whatever its mode) may be trusted: 0, or
+ * why not. */
+static int trusted_at(int fd, const char *path, uid_t owner)
+{
+	int own = fd < 0 ? hwt__open_in_folder(path, O_PATH) : fd;
+	struct stat st;
+	int r = 0;
+
+	if (own < 0)
+		return own;
+	if (fstat(own, &st))
+		r = -errno;
+	else if (S_ISLNK(st.st_mode))
+		r = -ELOOP;
+	else if (!S_ISREG(st.st_mode))
+		r = -ENXIO;
+	else if (st.st_uid != owner)
+		r = -EPERM;
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = -EACCES;
+	if (own != fd)
+		close(own);
+	return r;
+}
+
 int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t owner,
 		     struct hwt_misaligned_cpu **out, unsigned *n)
 {
-	struct stat st;
+	struct stat read_st;
 	char *text;
 	ssize_t got = 0;
 	size_t len = 0;
@@ -183,34 +210,38 @@ int hwt__system_load(const char *path, const struct hwt__cache_key *k, uid_t own
 	*out = NULL;
 	*n = 0;
 	/* O_NONBLOCK: a FIFO planted in the folder must not hang the reader. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = hwt__open_in_folder(path, O_RDONLY | O_NONBLOCK);
+	if (fd == -EACCES) { /* unreadable: say why if untrusted, else -EIO */
+		r = trusted_at(-1, path, owner);
+		return r ? r : -EIO; /* -EACCES means "writable by others" */
+	}
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &st)) {
-		r = -errno;
+		return fd; /* -ENOENT, -ELOOP (a symlink: the file or its folder) */
+	r = trusted_at(fd, NULL, owner);
+	if (r) {
 		close(fd);
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (fstat(fd, &read_st)) {
 		close(fd);
-		return -EPERM;
+		return -EIO;
 	}
-	if (st.st_size > HWT__MISALIGNED_MAX_FILE) {
+	if (read_st.st_size > HWT__MISALIGNED_MAX_FILE) {
 		close(fd);
 		return -EBADMSG;
 	}
-	text = malloc((size_t)st.st_size + 1);
+	text = malloc((size_t)read_st.st_size + 1);
 	if (!text) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (len < (size_t)st.st_size &&
-	       ((got = read(fd, text + len, (size_t)st.st_size - len)) > 0 ||
+	while (len < (size_t)read_st.st_size &&
+	       ((got = read(fd, text + len, (size_t)read_st.st_size - len)) > 0 ||
 		(got < 0 && errno == EINTR)))
 		len += got > 0 ? (size_t)got : 0;
 	close(fd);
 	text[len] = '\0';
-	r = len == (size_t)st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
+	r = len == (size_t)read_st.st_size ? hwt__cache_parse(text, len, k, out, n) : -EBADMSG;
 	free(text);
 	for (unsigned i = 0; i < *n; i++)
 		(*out)[i].source = (*out)[i].vector_source = HWT_MISALIGNED_FROM_SYSTEM;
@@ -230,6 +261,7 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->summary = hwt_misaligned_summary(e, n);
 	out->vector_summary = hwt_misaligned_vector_summary(e, n, false);
 	out->avx2_summary = hwt_misaligned_vector_summary(e, n, true);
+	out->avx512_summary = hwt_misaligned_unit_summary(e, n, HWT_MISALIGNED_UNIT_AVX512);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
@@ -255,8 +287,24 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 	return 0;
 }
 
-static int system_write_in(const char *dir, const char *root, const struct hwt_misaligned_report *r)
+/* Every CPU of online has an entry in r that was probed (status 0): the
+ * system result covers the system.  -EINVAL otherwise. */
+static int covers(const struct hwt_misaligned_report *r, const struct hwt_cpus *online)
 {
+	for (unsigned i = 0; i < online->n; i++) {
+		const struct hwt_misaligned_cpu *s = hwt__misaligned_slot(r, online->cpu[i]);
+
+		if (!s || s->status)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* online: the online CPUs the report must cover (NULL: read under sysfs). */
+static int system_write_in(const char *dir, const char *root, const char *sysfs,
+			   const struct hwt_cpus *online, const struct hwt_misaligned_report *r)
+{
+	struct hwt_cpus own = HWT_CPUS_INIT;
 	struct hwt__cache_key k;
 	char path[PATH_MAX];
 	unsigned known = 0;
@@ -275,7 +323,14 @@ static int system_write_in(const char *dir, const char *root, const struct hwt_m
 	}
 	if (!known)
 		return -EINVAL;
-	ret = hwt__system_key(root, &k);
+	/* Every process trusts the file: it must hold every online CPU (a
+	 * system without an online list is taken as it comes). */
+	if (!online && hwt_cpu_online(sysfs, &own) == 0)
+		online = &own;
+	ret = online ? covers(r, online) : 0;
+	hwt_cpus_free(&own);
+	if (!ret)
+		ret = hwt__system_key(root, &k);
 	if (!ret)
 		ret = hwt__system_path(dir, true, path, sizeof(path));
 	if (ret)
@@ -286,16 +341,85 @@ static int system_write_in(const char *dir, const char *root, const struct hwt_m
 
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r)
 {
-	return system_write_in(dir, NULL, r);
+	return system_write_in(dir, NULL, NULL, NULL, r);
+}
+
+/* Let the calling thread run on every CPU of set that its cpuset allows,
+ * as sched_setaffinity(2) lets any thread widen its own mask. */
+static void widen(const struct hwt_cpus *set)
+{
+	int top = set->cpu[set->n - 1]; /* ascending */
+	cpu_set_t *mask = CPU_ALLOC(top + 1);
+	size_t size = CPU_ALLOC_SIZE(top + 1);
+
+	if (!mask)
+		return; /* the CPUs it cannot reach are named below */
+	CPU_ZERO_S(size, mask);
+	for (unsigned i = 0; i < set->n; i++)
+		CPU_SET_S(set->cpu[i], size, mask);
+	/* EINVAL (no CPU of set in the cpuset) leaves the mask as it was */
+	(void)sched_setaffinity(0, size, mask);
+	CPU_FREE(mask);
+}
+
+/* The whole-system probe, in a thread of its own so that widening its
+ * affinity leaves the caller's as it is. */
+struct whole {
+	const struct hwt_cpus *online;
+	const struct hwt_misaligned_opts *opts;
+	struct hwt_misaligned_report *out;
+	int r;
+};
+
+/* out: every CPU of online, status -EPERM for those not in reach (nothing
+ * measured).  Returns -EPERM. */
+static int refuse(const struct hwt_cpus *online, const struct hwt_cpus *reach,
+		  struct hwt_misaligned_report *out)
+{
+	out->cpu = calloc(online->n, sizeof(*out->cpu));
+	if (!out->cpu)
+		return -ENOMEM;
+	out->n = online->n;
+	for (unsigned i = 0; i < online->n; i++) {
+		out->cpu[i].cpu = online->cpu[i];
+		out->cpu[i].status = hwt_cpus_has(reach, online->cpu[i]) ? 0 : -EPERM;
+		out->cpu[i].align_faults = -1;
+	}
+	out->cache_off = true;
+	return -EPERM;
+}
+
+static void *whole_probe(void *arg)
+{
+	struct whole *w = arg;
+	struct hwt_cpus reach = HWT_CPUS_INIT;
+	unsigned i;
+
+	widen(w->online);
+	w->r = hwt_cpu_allowed(&reach);
+	for (i = 0; !w->r && i < w->online->n && hwt_cpus_has(&reach, w->online->cpu[i]); i++)
+		;
+	if (!w->r && i < w->online->n)
+		w->r = refuse(w->online, &reach, w->out);
+	else if (!w->r)
+		w->r = hwt_misaligned_probe(w->online, w->opts, w->out);
+	/* a CPU that went away or could not be pinned meanwhile: the same */
+	for (i = 0; !w->r && i < w->out->n; i++)
+		if (w->out->cpu[i].status)
+			w->r = -EPERM;
+	hwt_cpus_free(&reach);
+	return NULL;
 }
 
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out)
 {
 	struct hwt_misaligned_opts o = { 0 };
-	struct hwt_cpus online = HWT_CPUS_INIT, allowed = HWT_CPUS_INIT, set = HWT_CPUS_INIT;
+	struct hwt_cpus online = HWT_CPUS_INIT;
+	struct whole w = { &online, &o, out, 0 };
 	char buf[PATH_MAX];
 	const char *sysfs;
+	pthread_t tid;
 	int r;
 
 	if (!out)
@@ -307,21 +431,21 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 		return -EINVAL; /* not a (whole) measurement */
 	o.flags |= HWT_MISALIGNED_NO_CACHE;
 	sysfs = hwt__misaligned_sysfs(&o, buf, sizeof(buf));
-	r = hwt_cpu_allowed(&allowed);
-	if (!r && hwt_cpu_online(sysfs, &online) == 0) {
-		for (unsigned i = 0; i < allowed.n && !r; i++)
-			if (hwt_cpus_has(&online, allowed.cpu[i]))
-				r = hwt_cpus_add(&set, allowed.cpu[i]);
-	} else if (!r) {
-		set = allowed; /* no online list: every allowed CPU */
-		allowed = (struct hwt_cpus)HWT_CPUS_INIT;
+	/* Every online CPU, whatever the caller's affinity (no online list:
+	 * every CPU the caller may use). */
+	r = hwt_cpu_online(sysfs, &online);
+	if (r || !online.n)
+		r = hwt_cpu_allowed(&online);
+	if (!r)
+		r = -pthread_create(&tid, NULL, whole_probe, &w);
+	if (!r) {
+		pthread_join(tid, NULL);
+		r = w.r;
 	}
 	if (!r)
-		r = hwt_misaligned_probe(&set, &o, out);
+		r = system_write_in(o.runtime_dir, o.root, sysfs, &online, out);
+	else if (r != -EPERM || !out->n)
+		hwt_misaligned_report_free(out);
 	hwt_cpus_free(&online);
-	hwt_cpus_free(&allowed);
-	hwt_cpus_free(&set);
-	if (r)
-		return r;
-	return system_write_in(o.runtime_dir, o.root, out);
+	return r;
 }

@@ -146,6 +146,43 @@ if [ "$have_py" = yes ]; then
 else
 	tap_skip "fake trees (JSON)" "python3 not found"
 fi
+# --- the machine section: the misalignsse flag, the hypervisor's name -----------------
+fake_cpuinfo() { # DIR FLAGS: a fake tree whose one CPU has these flags
+	mkdir -p "$1/proc"
+	printf 'processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: Fake EPYC\nflags\t\t: %s\n\n' \
+		"$2" > "$1/proc/cpuinfo"
+}
+fake_cpuinfo "$tap_dir/sse-y" "fpu sse2 hypervisor misalignsse avx2"
+fake_cpuinfo "$tap_dir/sse-n" "fpu sse2 hypervisor avx2"
+if [ "$have_py" = yes ]; then
+	tap_run_env HWTUNE_ROOT="$tap_dir/sse-y" --json --no-cache
+	tap_ok "machine: the misalignsse flag of cpuinfo (true), documented" \
+		eval 'json_is "$out" "d[\"machine\"][\"misalignsse\"] is True" && keys_match "$out" machine'
+	tap_ok "machine: under a fake tree the hypervisor comes from it, not this CPU's CPUID" \
+		json_is "$out" 'd["machine"]["hypervisor"] == "yes (cpuinfo flag; type unknown)"'
+	tap_run_env HWTUNE_ROOT="$tap_dir/sse-n" --json --no-cache
+	tap_ok "machine: no misalignsse flag: false" json_is "$out" 'd["machine"]["misalignsse"] is False'
+	tap_run_env HWTUNE_ROOT="$data/smmu-y" --json --no-cache
+	tap_ok "machine: no x86 flags line (arm64 tree): misalignsse null" \
+		json_is "$out" 'd["machine"]["misalignsse"] is None'
+else
+	tap_skip "machine: misalignsse (JSON)" "python3 not found"
+fi
+tap_run_env HWTUNE_ROOT="$tap_dir/sse-y" --no-cache
+tap_ok "machine, text: the misalignsse flag is shown" \
+	out_has "CPU flag misalignsse: misaligned SSE allowed"
+tap_run_env HWTUNE_ROOT="$tap_dir/sse-n" --no-cache
+tap_ok "machine, text: no misalignsse line without the flag" eval '! out_has "misalignsse"'
+case "$HWTUNE" in *qemu*) hv_native=no ;; *) hv_native=yes ;; esac
+if [ "$hv_native" = yes ] && [ "$(uname -m)" = x86_64 ] && grep -qw hypervisor /proc/cpuinfo; then
+	tap_run --no-cache
+	tap_ok "machine, text: the hypervisor is named from CPUID (not 'type unknown')" \
+		eval 'out_has ", hypervisor: " && ! out_has "type unknown"'
+else
+	tap_skip "machine, text: the hypervisor is named from CPUID (not 'type unknown')" \
+		"needs x86_64 natively under a hypervisor"
+fi
+
 tap_run_env HWTUNE_ROOT="$data/smmu-y"
 tap_ok "report: the kernel's section, SMMUv3 present, how to test the switch" \
 	ok_has "== the kernel's settings" "disable_msipolling (arm_smmu_v3 parameter): Y" \
@@ -203,7 +240,7 @@ tap_ok "--format=prom exits 0" status_is 0
 tap_ok "--format=prom parses (samples, HELP and TYPE for each)" prom_ok "$tap_dir/main.prom"
 tap_ok "--format=prom has the documented gauges" \
 	ok_has 'hwtune_info{version="' 'hwtune_misaligned_speed{cpu="' 'hwtune_misaligned_ratio{cpu="' \
-	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_recommend_disable_msipolling '
+	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_cmdq_model_verdict '
 tap_run probe --format=prom
 save probe.prom
 tap_ok "probe --format=prom parses" eval 'status_is 0 && prom_ok "$tap_dir/probe.prom" && ! out_has hwtune_cmdq_'
@@ -216,7 +253,7 @@ tap_ok "--format=xml: exit 2 naming it" eval 'status_is 2 && err_has "--format" 
 # --- advice and warnings ---------------------------------------------------------------
 tap_run_env HWTUNE_DISABLE_MSIPOLLING=1
 tap_ok "HWTUNE_DISABLE_MSIPOLLING=1: the main job says unset it (it takes no --poll)" \
-	eval 'ok_has "CMD_SYNC completion: only CONS polling measured" "unset HWTUNE_DISABLE_MSIPOLLING to compare" &&
+	eval 'ok_has "software model: only CONS polling measured" "unset HWTUNE_DISABLE_MSIPOLLING to compare" &&
 	      ! grep -q "; use --poll both" "$out"'
 tap_run cmdq --syncs 20 --segment 10 --json
 if [ "$have_py" = yes ]; then

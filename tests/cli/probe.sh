@@ -294,6 +294,27 @@ tap_run probe --json
 tap_ok "cache: a symlinked cache file is reported as a symlink loop (never followed)" \
 	test "$(field "$out" cache_ignored)" = "Too many levels of symbolic links"
 rm -f "$f" "$f.real"
+# hwtune's cache folder a symlink (to a folder of ours here; to / it wrote
+# /misaligned-*.cache): refused the same way, nothing written through it
+mv "$XDG_CACHE_HOME/hwtune" "$tap_dir/cache-target"
+ln -s "$tap_dir/cache-target" "$XDG_CACHE_HOME/hwtune"
+rm -f "$tap_dir/cache-target/"*
+tap_run probe --json
+tap_ok "cache: a symlinked cache folder is refused like a symlinked file (cache off, saying so)" \
+	eval 'test "$(field "$out" cache)" = off &&
+	      test "$(field "$out" cache_ignored)" = "Too many levels of symbolic links" &&
+	      test -z "$(ls "$tap_dir/cache-target")"'
+tap_run probe
+tap_ok "cache: a symlinked cache folder: the text says the cache is off and why" \
+	out_has "cache: off (no usable cache folder: Too many levels of symbolic links)"
+rm -f "$XDG_CACHE_HOME/hwtune"
+mv "$tap_dir/cache-target" "$XDG_CACHE_HOME/hwtune"
+tap_run probe --no-cache
+tap_ok "cache: --no-cache: the text says the cache is off and why" \
+	out_has "cache: off (--no-cache or --system: neither read nor written)"
+tap_run probe
+tap_ok "cache: in use: no cache line in the text" eval '! out_has "cache: off"'
+rm -f "$f"
 mkdir "$f"
 tap_run probe --json
 tap_ok "cache: a folder in place of the file is reported as such" \
@@ -385,10 +406,25 @@ else
 		py "$out" "all(c['avx2'] is None for c in d['cpus']) and d['avx2_summary'] is None"
 	tap_skip "vector: x86_64's main unit is sse2" "not x86_64"
 fi
+# AVX-512 where the CPU and the OS have it (the kernel's flags drop a unit
+# whose state XCR0 leaves off), else null as AVX2 off x86_64
+has512=no
+if [ "$arch" = x86_64 ] && [ "$native" = yes ]; then
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	case "$flags " in *" avx512f "*) case "$flags " in *" avx512bw "*)
+		case "$flags " in *" avx512vl "*) has512=yes ;; esac ;; esac ;; esac
+fi
+if [ "$has512" = yes ]; then
+	tap_ok "vector: avx512 measured where the CPU has it" \
+		py "$out" "all($vkeys <= set(c['avx512']) and c['avx512']['unit'] == 'avx512' and c['avx512']['source'] == 'measured' for c in d['cpus']) and d['avx512_summary'] is not None"
+else
+	tap_ok "vector: avx512 is null without the unit ($arch)" \
+		py "$out" "all(c['avx512'] is None for c in d['cpus']) and d['avx512_summary'] is None"
+fi
 tap_ok "split: every CPU has the four split ratios" py "$out" "all($skeys <= set(c['split']) for c in d['cpus'])"
 tap_ok "core: every CPU names its core" py "$out" "all(isinstance(c['core'], str) and c['core'] for c in d['cpus'])"
-tap_ok "top level: vector_summary, avx2_summary, groups, system_status" \
-	py "$out" "{'vector_summary', 'avx2_summary', 'groups', 'system_status'} <= set(d)"
+tap_ok "top level: vector_summary, avx2_summary, avx512_summary, groups, system_status" \
+	py "$out" "{'vector_summary', 'avx2_summary', 'avx512_summary', 'groups', 'system_status'} <= set(d)"
 tap_ok "groups cover every CPU once" \
 	py "$out" "sorted(x for g in d['groups'] for p in g['cpus'].split(',') for x in range(int(p.split('-')[0]), int(p.split('-')[-1]) + 1)) == [c['cpu'] for c in d['cpus']]"
 tap_ok "groups: agreed keys" \
@@ -407,6 +443,25 @@ tap_ok "--unaligned-vector-speed=slow: every vector unit slow, source override" 
 	py "$out" "all(c['vector']['speed'] == 'slow' and c['vector']['source'] == 'override' for c in d['cpus']) and d['vector_summary'] == 'slow'"
 tap_ok "--unaligned-vector-speed=slow: the scalar verdict is still measured" \
 	test "$(field "$out" source)" = measured
+# as AVX2: set on x86_64 whether the CPU has it or not, absent elsewhere
+# and where the build has no vector loops (NO_ASM=1)
+tap_ok "--unaligned-vector-speed=slow: avx512 as avx2" \
+	py "$out" "all((c['avx512'] is None and c['avx2'] is None) or (c['avx512'] == dict(c['avx2'], unit='avx512') and c['avx512']['speed'] == 'slow') for c in d['cpus']) and d['avx512_summary'] == d['avx2_summary']"
+if [ "$arch" = x86_64 ] && py "$out" "d['cpus'][0]['avx2'] is not None"; then
+	tap_ok "--unaligned-vector-speed=slow: x86_64's avx512 is set" \
+		py "$out" "all(c['avx512']['speed'] == 'slow' and c['avx512']['source'] == 'override' for c in d['cpus']) and d['avx512_summary'] == 'slow'"
+	tap_run probe --no-cache --unaligned-vector-speed=slow
+	tap_ok "text: the avx512 unit beside avx2, and in the summary" \
+		sh -c 'grep -q "; avx2: set to .slow. (2) by override ; avx512: set to .slow. (2) by override$" "$1" &&
+			grep -q "avx2: slow, avx512: slow$" "$1"' sh "$out"
+	tap_run probe --no-cache --unaligned-vector-speed=fast --format=prom
+	tap_ok "prom: an avx512 unit" out_has ',unit="avx512"} 3'
+else
+	tap_ok "--unaligned-vector-speed=slow: no avx512 off x86_64 or without vector loops" \
+		py "$out" "all(c['avx512'] is None for c in d['cpus']) and d['avx512_summary'] is None"
+	tap_skip "text: the avx512 unit beside avx2, and in the summary" "not x86_64, or no loops"
+	tap_skip "prom: an avx512 unit" "not x86_64, or no loops"
+fi
 tap_run_env HWTUNE_UNALIGNED_VECTOR_SPEED=unsupported probe --json --no-cache
 tap_ok "env vector unsupported: every vector unit unsupported" \
 	py "$out" "all(c['vector']['speed'] == 'unsupported' for c in d['cpus']) and d['vector_summary'] == 'unsupported'"
@@ -513,6 +568,14 @@ if [ "$(id -u)" -eq 0 ]; then
 		py "$out" "d['source'] == 'system'"
 	tap_run probe --json --no-cache
 	tap_ok "after --system: --no-cache skips it" test "$(field "$out" source)" = measured
+	chmod 0666 "$sysfile"
+	tap_run probe
+	tap_ok "a world-writable system file: the text says why it was not trusted" \
+		out_has "note: the system result was ignored: not trusted: writable by group or others"
+	tap_run probe --json
+	tap_ok "a world-writable system file: system_status says why" \
+		test "$(field "$out" system_status)" = "not trusted: writable by group or others"
+	chmod 0644 "$sysfile"
 	echo "cpu 0 3 1 1 1" >> "$sysfile"
 	tap_run probe --json
 	tap_ok "a corrupt system file is ignored, saying so" \
@@ -520,14 +583,48 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	tap_run probe --json
 	tap_ok "a system file not owned by root is ignored" \
-		test "$(field "$out" system_status)" = "Operation not permitted"
+		test "$(field "$out" system_status)" = "not trusted: not owned by root"
 	for n in "after --system: the same verdicts" "after --system, text: source system" \
+		"a world-writable system file: the text says why it was not trusted" \
+		"a world-writable system file: system_status says why" \
 		"after --system: the main job answers from it too" "after --system: --no-cache skips it" \
 		"a corrupt system file is ignored, saying so"; do
 		tap_skip "$n" "the system file is trusted only when owned by root"
 	done
 fi
 rm -f "$sysfile"
+
+# --system covers every online CPU whatever the caller's affinity, or refuses
+online=$(expand_list "$(cat /sys/devices/system/cpu/online 2>/dev/null)")
+first_online=${online%% *}
+if [ "$native" = no ]; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" "native only"
+elif ! command -v taskset >/dev/null 2>&1; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" "no taskset"
+elif [ "$(echo "$online" | wc -w)" -lt 2 ]; then
+	tap_skip "--system under taskset -c $first_online: every online CPU in the file" \
+		"only one CPU online"
+else
+	timeout -k 5 "$TAP_TIMEOUT" taskset -c "$first_online" $HWTUNE probe --system --json \
+		> "$out" 2> "$err"
+	rc=$?
+	tap_ok "--system under taskset -c $first_online: every online CPU in the file" \
+		eval 'status_is 0 && test "$(cpus_of "$out")" = "$online" &&
+		      test "$(grep -c "^cpu " "$sysfile")" -eq "$(echo "$online" | wc -w)"'
+fi
+rm -f "$sysfile"
+# an online CPU out of reach (a fake tree whose online list names CPU 4000)
+fake=$tap_dir/fake-online
+mkdir -p "$fake/sys/devices/system/cpu" "$fake/proc/sys/kernel/random"
+printf '%s,4000\n' "${first_online:-0}" > "$fake/sys/devices/system/cpu/online"
+echo 0b7e6a4c-1d2f-4a8e-9c3b-5f6d7e8f9a0b > "$fake/proc/sys/kernel/random/boot_id"
+echo 6.6.0-fake > "$fake/proc/sys/kernel/osrelease"
+cp /proc/cpuinfo "$fake/proc/cpuinfo"
+tap_run_env HWTUNE_ROOT="$fake" probe --system
+tap_ok "--system, an online CPU out of reach: exit 1 naming it, nothing written" \
+	eval 'status_is 1 && test ! -e "$sysfile" &&
+	      err_has "hwtune probe: --system: cannot run on CPU 4000 (cpuset or offline): " &&
+	      err_has "the system result must cover every online CPU; nothing written"'
 
 # the main job honours HWTUNE_UNALIGNED_VECTOR_SPEED
 tap_run --help

@@ -33,7 +33,7 @@
 
 static const struct hwt__cache_key key = { "boot-1", "6.1.0-test", "00112233aabbccdd", "0.1.0" };
 
-#define HEAD "hwtune-misaligned-cache 2\nboot_id boot-1\nkernel 6.1.0-test\n" \
+#define HEAD "hwtune-misaligned-cache 3\nboot_id boot-1\nkernel 6.1.0-test\n" \
 	     "model 00112233aabbccdd\nversion 0.1.0\n"
 
 /* FNV-1a 64, as the file format names it. */
@@ -46,7 +46,7 @@ static uint64_t fnv1a64(const char *p, size_t n)
 	return h;
 }
 
-/* What load fills in besides the 27 stored numbers. */
+/* What load fills in besides the 32 stored numbers. */
 static void check_entry(const struct hwt_misaligned_cpu *c)
 {
 	FUZZ_ASSERT(c->cpu >= 0 && c->cpu <= HWT_CPU_ID_MAX, "cpu %d", c->cpu);
@@ -140,7 +140,7 @@ static void body_case(const uint8_t *data, size_t size)
  * Entries: per entry 1 flag byte, then cpu (flag bit 0: 4 raw bytes, else
  * 2 bytes), speed (1 byte, any int value), ratio (4), word/byte/median ns
  * (flag bit 1: 8 raw bytes each, else 2), samples and reps (4 each); then
- * two vector results, each speed (1, any int), ratio (4), word/byte ns
+ * three vector results (vector, avx2, avx512), each speed (1, any int), ratio (4), word/byte ns
  * (wide), notes (2); then the split: four ratios (4 each), two aligned
  * times (wide), line and page bytes (4 each).
  */
@@ -195,6 +195,7 @@ static void entries_case(const uint8_t *data, size_t size)
 		c->reps = (unsigned)fuzz_take(&in, 4);
 		take_vector(&in, wide, &c->vector);
 		take_vector(&in, wide, &c->avx2);
+		take_vector(&in, wide, &c->avx512);
 		c->split.line_load = (unsigned)fuzz_take(&in, 4);
 		c->split.line_store = (unsigned)fuzz_take(&in, 4);
 		c->split.page_load = (unsigned)fuzz_take(&in, 4);
@@ -211,7 +212,7 @@ static void entries_case(const uint8_t *data, size_t size)
 
 		if (c->speed < HWT_MISALIGNED_EMULATED || c->speed > HWT_MISALIGNED_UNSUPPORTED ||
 		    c->cpu < 0 || c->cpu > HWT_CPU_ID_MAX || !vector_kept(&c->vector) ||
-		    !vector_kept(&c->avx2))
+		    !vector_kept(&c->avx2) || !vector_kept(&c->avx512))
 			continue; /* the writer skips these */
 		dup |= seen[c->cpu];
 		seen[c->cpu] = 1;
@@ -240,6 +241,7 @@ static void entries_case(const uint8_t *data, size_t size)
 					    a->samples == b->samples && a->reps == b->reps &&
 					    vector_same(&a->vector, &b->vector) &&
 					    vector_same(&a->avx2, &b->avx2) &&
+					    vector_same(&a->avx512, &b->avx512) &&
 					    !memcmp(&a->split, &b->split, sizeof(a->split)),
 				    "entry %u (cpu %d) read back different", i, a->cpu);
 		}

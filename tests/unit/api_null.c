@@ -496,6 +496,21 @@ TEST(null_misaligned_vector_summary)
 	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 0, false), HWT_MISALIGNED_UNKNOWN);
 }
 
+TEST(null_misaligned_unit_summary)
+{
+	for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
+		ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 1, u), -EINVAL);
+		ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 0, u), HWT_MISALIGNED_UNKNOWN);
+	}
+	ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 0, HWT_MISALIGNED_UNITS), -EINVAL);
+}
+
+TEST(null_misaligned_cpu_unit)
+{
+	for (unsigned u = 0; u <= HWT_MISALIGNED_UNITS; u++)
+		ASSERT_TRUE(hwt_misaligned_cpu_unit(NULL, u) == NULL);
+}
+
 TEST(null_misaligned_speed_name)
 {
 	ASSERT_TRUE(hwt_misaligned_speed_name((enum hwt_misaligned_speed)99) == NULL);
@@ -546,6 +561,15 @@ TEST(null_cpu_identities)
 	ASSERT_OK(hwt_cpus_add(&s, 0));
 	ASSERT_EQ(hwt_cpu_identities(NULL, &s, NULL), -EINVAL);
 	hwt_cpus_free(&s);
+}
+
+TEST(null_cpu_hypervisor)
+{
+	char buf[64] = "x";
+
+	ASSERT_EQ(hwt_cpu_hypervisor(NULL, 64), -EINVAL);
+	ASSERT_EQ(hwt_cpu_hypervisor(buf, 0), -EINVAL);
+	ASSERT_EQ(buf[0], 'x'); /* len 0: nothing written */
 }
 
 TEST(null_cpu_ident_equal)

@@ -5,7 +5,11 @@
 
 #include "hwtune/hwtune.h"
 
+#include "arch/cputype.h"
+#include "common/file.h"
+
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,4 +257,58 @@ TEST(cpus_with_answers_which_cpus)
 	ASSERT_EQ(hwt_misaligned_cpus_with(&r, HWT_MISALIGNED_SCALAR, 5, &set), -EINVAL);
 	hwt_cpus_free(&set);
 	hwt_misaligned_report_free(&r);
+}
+
+/* The hypervisor's name from its CPUID signature (pure), and the real call. */
+TEST(hypervisor_signatures)
+{
+	static const struct {
+		const char sig[13];
+		const char *name;
+	} cases[] = {
+		{ "KVMKVMKVM\0\0\0", "KVM" },
+		{ "Microsoft Hv", "Microsoft Hyper-V" },
+		{ "VMwareVMware", "VMware" },
+		{ "XenVMMXenVMM", "Xen" },
+		{ "TCGTCGTCGTCG", "QEMU TCG" },
+		{ " lrpepyh  vr", "Parallels" },
+		{ "ACRNACRNACRN", "ACRN" },
+		{ "bhyve bhyve ", "bhyve" },
+		{ "NewHV\0\0\0\0\0\0\0", "unknown (CPUID signature \"NewHV\")" },
+		{ "ab\001cdefghij ", "unknown (CPUID signature \"ab?cdefghij\")" },
+	};
+	char buf[64], small[4];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_OK(hwt__hypervisor_name(cases[i].sig, buf, sizeof(buf)));
+		ASSERT_STR_EQ(buf, cases[i].name);
+	}
+	ASSERT_EQ(hwt__hypervisor_name("\0\0\0\0\0\0\0\0\0\0\0\0", buf, sizeof(buf)), -ENOENT);
+	ASSERT_EQ(hwt__hypervisor_name("            ", buf, sizeof(buf)), -ENOENT);
+	ASSERT_EQ(hwt__hypervisor_name("VMwareVMware", small, sizeof(small)), -ERANGE);
+}
+
+TEST(hypervisor_of_this_machine)
+{
+	char buf[64];
+	int r = hwt_cpu_hypervisor(buf, sizeof(buf));
+#if defined(__x86_64__) && !defined(HWT_ARCH_GENERIC)
+	char *text = NULL;
+	bool flag;
+
+	/* CPUID.1:ECX[31] is what cpuinfo shows as the "hypervisor" flag */
+	ASSERT_OK(hwt__read_file("/proc/cpuinfo", 1u << 22, &text, NULL));
+	flag = strstr(text, " hypervisor") != NULL;
+	free(text);
+	if (flag) {
+		ASSERT_OK(r);
+		ASSERT_TRUE(buf[0] != '\0');
+	} else {
+		ASSERT_EQ(r, -ENODEV);
+		ASSERT_STR_EQ(buf, "");
+	}
+#else
+	ASSERT_EQ(r, -ENOSYS);
+	ASSERT_STR_EQ(buf, "");
+#endif
 }

@@ -355,8 +355,10 @@ static const struct hwt_misaligned_vector vec_fast = { .speed = HWT_MISALIGNED_F
 static const struct hwt_misaligned_vector vec_none = { .speed = HWT_MISALIGNED_UNSUPPORTED,
 						       .notes = HWT_MISALIGNED_NOTE_NO_UNIT };
 
-/* The vector and split fields every hand-written format-2 line ends with. */
-#define VTAIL " 3 1125 104 1170 0 4 0 0 0 512 197 193 197 4393 73 144 64 4096"
+/* The vector and split fields every hand-written format-3 line ends with
+ * (vector, avx2, avx512, split), and a format-2 line's (no avx512). */
+#define VTAIL " 3 1125 104 1170 0 4 0 0 0 512 4 0 0 0 512 197 193 197 4393 73 144 64 4096"
+#define VTAIL2 " 3 1125 104 1170 0 4 0 0 0 512 197 193 197 4393 73 144 64 4096"
 
 static void sample_entries(struct hwt_misaligned_cpu *e)
 {
@@ -368,12 +370,15 @@ static void sample_entries(struct hwt_misaligned_cpu *e)
 						      .ratio_x100 = 1125, .word_ns = 104,
 						      .byte_ns = 1170, .samples = 26 };
 	e[0].avx2 = vec_none;
+	e[0].avx512 = (struct hwt_misaligned_vector){ .speed = HWT_MISALIGNED_SLOW,
+						      .ratio_x100 = 95, .word_ns = 1231,
+						      .byte_ns = 1170, .samples = 26 };
 	e[0].split = (struct hwt_misaligned_split){ 197, 193, 197, 4393, 73, 144, 64, 4096 };
 	e[1] = (struct hwt_misaligned_cpu){ .cpu = 5, .speed = HWT_MISALIGNED_UNKNOWN };
-	e[1].vector = e[1].avx2 = vec_fast;
+	e[1].vector = e[1].avx2 = e[1].avx512 = vec_fast;
 	e[2] = (struct hwt_misaligned_cpu){ .cpu = 7, .speed = HWT_MISALIGNED_UNSUPPORTED };
 	e[2].vector = vec_none;
-	e[2].avx2 = vec_none;
+	e[2].avx2 = e[2].avx512 = vec_none;
 }
 
 static void path_in(char *buf, size_t len, const char *dir)
@@ -429,6 +434,11 @@ TEST(cache_round_trip)
 	ASSERT_EQ(got[0].avx2.speed, HWT_MISALIGNED_UNSUPPORTED);
 	ASSERT_EQ(got[0].avx2.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
 	ASSERT_TRUE(got[0].avx2.unit == NULL);
+	ASSERT_EQ(got[0].avx512.speed, HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(got[0].avx512.ratio_x100, 95);
+	ASSERT_EQ(got[0].avx512.word_ns, 1231);
+	ASSERT_EQ(got[0].avx512.byte_ns, 1170);
+	ASSERT_EQ(got[0].avx512.samples, 0); /* not stored */
 	ASSERT_EQ(got[0].vector_source, HWT_MISALIGNED_FROM_CACHE);
 	ASSERT_EQ(got[0].split.line_load, 197);
 	ASSERT_EQ(got[0].split.line_store, 193);
@@ -614,7 +624,7 @@ TEST(cache_reads_back_uint64_max_fields)
 	e[1] = (struct hwt_misaligned_cpu){ .cpu = HWT_CPU_ID_MAX, .speed = HWT_MISALIGNED_FAST,
 					    .word_ns = 1, .byte_ns = 2 };
 	e[0].vector = e[1].vector = vec_fast;
-	e[0].avx2 = e[1].avx2 = vec_none;
+	e[0].avx2 = e[1].avx2 = e[0].avx512 = e[1].avx512 = vec_none;
 	e[0].vector.word_ns = UINT64_MAX;
 	e[0].split.aligned_store_ps = UINT64_MAX;
 	path_in(path, sizeof(path), tmpdir());
@@ -648,7 +658,7 @@ TEST(cache_rejects_fields_past_uint64_max)
 		char text[1024];
 		uint64_t h = 0xcbf29ce484222325ull;
 		int len = snprintf(text, sizeof(text),
-				   "hwtune-misaligned-cache 2\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "hwtune-misaligned-cache 3\nboot_id %s\nkernel %s\nmodel %s\n"
 				   "version %s\ncpu 0 3 100 %s 2 3 4 5 6" VTAIL "\n",
 				   key1.boot_id, key1.kernel, key1.model, key1.version, bad[i]);
 
@@ -691,10 +701,14 @@ TEST(cache_accepts_only_what_the_writer_writes)
 		"cpu 0 3 75 0142 975 150 990 77 4" VTAIL "\n",
 		"cpu 0 3 75 142 975 150 990 77 4" VTAIL " 7\n",       /* a field too many */
 		"cpu 0 3 75 142 975 150 990 77 4 3 1 1 1 0\n",     /* format 1's length + a vector */
-		"cpu 0 3 75 142 975 150 990 77 4 1 1 1 1 0 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
+		"cpu 0 3 75 142 975 150 990 77 4 1 1 1 1 0 4 0 0 0 512 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
 		/* ^ a vector EMULATED: not a vector value */
-		"cpu 0 3 75 142 975 150 990 77 4 0 1 1 1 0 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
+		"cpu 0 3 75 142 975 150 990 77 4 0 1 1 1 0 4 0 0 0 512 4 0 0 0 512 1 1 1 1 1 1 64 4096\n",
 		/* ^ a vector UNKNOWN without NO_LOOP: never written */
+		"cpu 0 3 75 142 975 150 990 77 4 3 1 1 1 0 4 0 0 0 512 1 1 1 1 0 1 1 1 1 1 1 64 4096\n",
+		/* ^ avx512 EMULATED */
+		"cpu 0 3 75 142 975 150 990 77 4 3 1 1 1 0 4 0 0 0 512 0 1 1 1 0 1 1 1 1 1 1 64 4096\n",
+		/* ^ avx512 UNKNOWN without NO_LOOP */
 	};
 	struct hwt_misaligned_cpu *got = NULL;
 	unsigned n = 0;
@@ -705,7 +719,7 @@ TEST(cache_accepts_only_what_the_writer_writes)
 		/* the last case: a good line, and a count of "01" */
 		bool last = i == sizeof(lines) / sizeof(lines[0]);
 		int len = snprintf(text, sizeof(text),
-				   "hwtune-misaligned-cache 2\nboot_id %s\nkernel %s\nmodel %s\n"
+				   "hwtune-misaligned-cache 3\nboot_id %s\nkernel %s\nmodel %s\n"
 				   "version %s\n%s",
 				   key1.boot_id, key1.kernel, key1.model, key1.version,
 				   last ? "cpu 0 3 75 142 975 150 990 77 4" VTAIL "\n" : lines[i]);
@@ -720,22 +734,20 @@ TEST(cache_accepts_only_what_the_writer_writes)
 	}
 }
 
-/* Format 2 added the vector and split fields: a format-1 file (whose
- * lines were right then) is refused, not misread, and later replaced. */
-/* A file written by the writer before the cpu line became a table
- * (hwt__cache_format at c2e5ae6, these entries): still read, field for
- * field, and written again byte for byte. */
+/* A file of the writer (the entries of one written by hwt__cache_format at
+ * c2e5ae6, before the cpu line became a table, with the avx512 fields of
+ * format 3 added): read field for field, and written again byte for byte. */
 static const char old_file[] =
-	"hwtune-misaligned-cache 2\n"
+	"hwtune-misaligned-cache 3\n"
 	"boot_id boot-1\n"
 	"kernel 6.1.0-test\n"
 	"model 0123456789abcdef\n"
 	"version 0.1.0\n"
-	"cpu 3 3 619 456 2826 470 2900 25 2 3 1096 233 2559 4 4 0 0 0 512 132 338 132 4267 1234 5678 "
-	"64 4096\n"
+	"cpu 3 3 619 456 2826 470 2900 25 2 3 1096 233 2559 4 4 0 0 0 512 3 2000 120 2559 0 "
+	"132 338 132 4267 1234 5678 64 4096\n"
 	"cpu 4095 2 95 18446744073709551615 18446744073709551614 1 0 4294967295 1 0 0 0 0 256 0 0 0 0 "
-	"258 4294967295 0 1 2 0 18446744073709551615 4294967295 0\n"
-	"end 2 7bb97dc40f70f4f2\n";
+	"258 4 0 0 0 512 4294967295 0 1 2 0 18446744073709551615 4294967295 0\n"
+	"end 2 50e25e0e4d4fc9d0\n";
 
 TEST(cache_reads_and_rewrites_a_file_of_the_old_writer)
 {
@@ -766,6 +778,12 @@ TEST(cache_reads_and_rewrites_a_file_of_the_old_writer)
 	ASSERT_EQ(a->avx2.speed, HWT_MISALIGNED_UNSUPPORTED);
 	ASSERT_EQ(a->avx2.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
 	ASSERT_TRUE(a->avx2.unit == NULL);
+	ASSERT_EQ(a->avx512.speed, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(a->avx512.ratio_x100, 2000);
+	ASSERT_EQ_U64(a->avx512.word_ns, 120);
+	ASSERT_EQ_U64(a->avx512.byte_ns, 2559);
+	ASSERT_EQ(a->avx512.notes, 0);
+	ASSERT_EQ(a->avx512.hwprobe, -ENOSYS);
 	ASSERT_EQ(a->split.line_load, 132);
 	ASSERT_EQ(a->split.line_store, 338);
 	ASSERT_EQ(a->split.page_load, 132);
@@ -786,6 +804,9 @@ TEST(cache_reads_and_rewrites_a_file_of_the_old_writer)
 	ASSERT_EQ(b->vector.speed, HWT_MISALIGNED_UNKNOWN);
 	ASSERT_EQ(b->vector.notes, HWT_MISALIGNED_NOTE_NO_LOOP);
 	ASSERT_EQ(b->avx2.notes, HWT_MISALIGNED_NOTE_NO_LOOP | HWT_MISALIGNED_NOTE_COARSE);
+	ASSERT_EQ(b->avx512.speed, HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(b->avx512.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
+	ASSERT_TRUE(b->avx512.unit == NULL);
 	ASSERT_EQ(b->split.line_load, UINT32_MAX);
 	ASSERT_EQ(b->split.page_load, 1);
 	ASSERT_EQ(b->split.page_store, 2);
@@ -799,34 +820,100 @@ TEST(cache_reads_and_rewrites_a_file_of_the_old_writer)
 	free(e);
 }
 
-TEST(cache_format_1_is_refused)
+/* Format 2 added the vector and split fields, format 3 the avx512 ones: a
+ * file of format 1 or 2 (whose lines were right then, trailer included) is
+ * refused as corrupt, not misread, and later measured again and replaced
+ * (tests/unit/misaligned_probe.c, cache_of_format_2_is_measured_again). */
+/* A file of key1 with the given first line's format number, one cpu line
+ * ending in tail, and a right trailer; its length. */
+static size_t hand_file(char *text, size_t size, int format, const char *tail)
 {
+	uint64_t h = 0xcbf29ce484222325ull;
+	int len = snprintf(text, size,
+			   "hwtune-misaligned-cache %d\nboot_id %s\nkernel %s\nmodel %s\n"
+			   "version %s\ncpu 0 3 75 142 975 150 990 77 4%s\n",
+			   format, key1.boot_id, key1.kernel, key1.model, key1.version, tail);
+
+	for (int k = 0; k < len; k++)
+		h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
+	len += snprintf(text + len, size - (size_t)len, "end 1 %016llx\n", (unsigned long long)h);
+	return (size_t)len;
+}
+
+TEST(cache_formats_1_and_2_are_refused)
+{
+	static const char *const tail[] = { "", VTAIL2, VTAIL };
 	struct hwt_misaligned_cpu *got = NULL;
 	unsigned n = 0;
+	char text[1024];
+	size_t len;
 
-	for (int v = 1; v <= 2; v++) {
-		char text[1024];
-		uint64_t h = 0xcbf29ce484222325ull;
-		int len = snprintf(text, sizeof(text),
-				   "hwtune-misaligned-cache %d\nboot_id %s\nkernel %s\nmodel %s\n"
-				   "version %s\ncpu 0 3 75 142 975 150 990 77 4%s\n",
-				   v, key1.boot_id, key1.kernel, key1.model, key1.version,
-				   v == 1 ? "" : VTAIL);
-
-		for (int k = 0; k < len; k++)
-			h = (h ^ (unsigned char)text[k]) * 0x100000001b3ull;
-		len += snprintf(text + len, sizeof(text) - (size_t)len, "end 1 %016llx\n",
-				(unsigned long long)h);
-		if (v == 1) {
-			ASSERT_EQ(hwt__cache_parse(text, (size_t)len, &key1, &got, &n), -EBADMSG);
+	for (int v = 1; v <= 3; v++) {
+		len = hand_file(text, sizeof(text), v, tail[v - 1]);
+		if (v < 3) {
+			ASSERT_EQ(hwt__cache_parse(text, len, &key1, &got, &n), -EBADMSG);
+			ASSERT_TRUE(got == NULL);
+			/* nor read as the current format under its first line */
+			len = hand_file(text, sizeof(text), 3, tail[v - 1]);
+			ASSERT_EQ(hwt__cache_parse(text, len, &key1, &got, &n), -EBADMSG);
+			ASSERT_TRUE(got == NULL);
 		} else {
-			ASSERT_OK(hwt__cache_parse(text, (size_t)len, &key1, &got, &n));
+			ASSERT_OK(hwt__cache_parse(text, len, &key1, &got, &n));
 			ASSERT_EQ(n, 1);
 			ASSERT_EQ(got[0].vector.speed, HWT_MISALIGNED_FAST);
+			ASSERT_EQ(got[0].avx512.speed, HWT_MISALIGNED_UNSUPPORTED);
+			ASSERT_EQ(got[0].avx512.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
 			ASSERT_EQ(got[0].split.page_store, 4393);
 			free(got);
 		}
 	}
+}
+
+/* hwtune's cache folder a symlink ($XDG_CACHE_HOME/hwtune -> /): refused
+ * like a symlinked file, never written through, and the report says why. */
+TEST_TIMEOUT(cache_folder_that_is_a_symlink_is_refused, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r;
+	struct hwt__cache_key key;
+	struct hwt_misaligned_cpu e = { .cpu = 0 }, *got;
+	char path[600], link[100], target_file[200], given[120], d[64], target[64];
+	unsigned n;
+
+	snprintf(d, sizeof(d), "%s", tmpdir());
+	snprintf(target, sizeof(target), "%s", tmpdir()); /* tmpdir's buffer is reused */
+	snprintf(link, sizeof(link), "%s/hwtune", d);
+	ASSERT_EQ(symlink(target, link), 0);
+	setenv("XDG_CACHE_HOME", d, 1);
+	ASSERT_EQ(hwt__cache_path(NULL, path, sizeof(path)), -ELOOP);
+	/* the given folder too, trailing slash or not */
+	ASSERT_EQ(hwt__cache_path(link, path, sizeof(path)), -ELOOP);
+	snprintf(given, sizeof(given), "%s/", link);
+	ASSERT_EQ(hwt__cache_path(given, path, sizeof(path)), -ELOOP);
+	/* the whole chain: cache off, the reason kept, nothing in the target */
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &r));
+	ASSERT_TRUE(r.cache_off);
+	ASSERT_EQ(r.cache_status, -ELOOP);
+	hwt_misaligned_report_free(&r);
+	snprintf(target_file, sizeof(target_file), "%s/misaligned-%s.cache", target, HWT_ARCH_NAME);
+	ASSERT_TRUE(access(target_file, F_OK) != 0);
+	/* a path through the link: neither written nor read */
+	ASSERT_OK(hwt__cache_key_current(&key));
+	e.speed = HWT_MISALIGNED_FAST;
+	e.vector.speed = HWT_MISALIGNED_FAST;
+	e.avx2.speed = HWT_MISALIGNED_FAST;
+	snprintf(path, sizeof(path), "%s/misaligned-%s.cache", link, HWT_ARCH_NAME);
+	ASSERT_EQ(hwt__cache_store(path, &key, &e, 1), -ELOOP);
+	ASSERT_TRUE(access(target_file, F_OK) != 0);
+	ASSERT_OK(hwt__cache_store(target_file, &key, &e, 1));
+	ASSERT_EQ(hwt__cache_load(path, &key, &got, &n), -ELOOP);
+	ASSERT_OK(hwt__cache_load(target_file, &key, &got, &n));
+	free(got);
+	unsetenv("XDG_CACHE_HOME");
+	unlink(target_file);
+	unlink(link);
+	rmdir(d);
+	rmdir(target);
 }
 
 TEST(cache_location_follows_xdg)

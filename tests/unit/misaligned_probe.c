@@ -332,7 +332,9 @@ static enum hwt_misaligned_source source_after(const struct hwt_misaligned_repor
 		if ((c->vector.speed == HWT_MISALIGNED_UNKNOWN &&
 		     !(c->vector.notes & HWT_MISALIGNED_NOTE_NO_LOOP)) ||
 		    (c->avx2.speed == HWT_MISALIGNED_UNKNOWN &&
-		     !(c->avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP)))
+		     !(c->avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP)) ||
+		    (c->avx512.speed == HWT_MISALIGNED_UNKNOWN &&
+		     !(c->avx512.notes & HWT_MISALIGNED_NOTE_NO_LOOP)))
 			return HWT_MISALIGNED_MEASURED;
 	}
 	return HWT_MISALIGNED_FROM_CACHE;
@@ -420,6 +422,87 @@ TEST_TIMEOUT(cache_through_the_api, 60)
 	drop_cache();
 }
 
+/* The text of a format-2 file with the same entries as format-3 text t
+ * (the avx512 fields, the 20th to 24th numbers of a cpu line, taken out), a
+ * right trailer; its length. */
+static size_t as_format_2(const char *t, char *out, size_t size)
+{
+	size_t o = 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+	int len;
+
+	ASSERT_TRUE(!strncmp(t, "hwtune-misaligned-cache 3\n", 26));
+	o = (size_t)snprintf(out, size, "hwtune-misaligned-cache 2\n");
+	for (t += 26; strncmp(t, "end ", 4); t = strchr(t, '\n') + 1) {
+		const char *eol = strchr(t, '\n');
+		unsigned field = 0;
+
+		ASSERT_TRUE(eol && o + (size_t)(eol - t) + 2 < size);
+		for (const char *p = t; p <= eol; p++) {
+			if (*p == ' ' || *p == '\n')
+				field++; /* number n's digits and the space before it: n */
+			if (strncmp(t, "cpu ", 4) || field < 20 || field > 24)
+				out[o++] = *p;
+		}
+	}
+	for (size_t i = 0; i < o; i++)
+		h = (h ^ (unsigned char)out[i]) * 0x100000001b3ull;
+	len = snprintf(out + o, size - o, "end %s", strchr(t, ' ') + 1);
+	ASSERT_TRUE(len > 0);
+	snprintf(strrchr(out + o, ' ') + 1, size - o - (size_t)len, "%016llx\n", (unsigned long long)h);
+	return strlen(out);
+}
+
+/* A user cache of format 2 (right for its day, no avx512 fields): ignored
+ * as corrupt, every CPU measured again, the file replaced by format 3. */
+TEST_TIMEOUT(cache_of_format_2_is_measured_again, 60)
+{
+	struct hwt_misaligned_opts o = { 0 };
+	struct hwt_misaligned_report a, b;
+	struct hwt__cache_key k;
+	static char text[1 << 16], old[1 << 16];
+	char path[256];
+	size_t len;
+	FILE *f;
+
+	private_cache();
+	if (hwt__cache_key_current(&k))
+		SKIP("no boot id: the cache is off");
+	cache_file(path, sizeof(path));
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &a));
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	len = as_format_2(text, old, sizeof(old));
+	TLOG("format 2:\n%s", old);
+	f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ(fwrite(old, 1, len, f), len);
+	fclose(f);
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
+	ASSERT_EQ(b.cache_status, -EBADMSG);
+	ASSERT_EQ(b.source, HWT_MISALIGNED_MEASURED);
+	for (unsigned i = 0; i < b.n; i++)
+		ASSERT_EQ(b.cpu[i].source, HWT_MISALIGNED_MEASURED);
+	hwt_misaligned_report_free(&b);
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_TRUE(fgets(text, sizeof(text), f) != NULL);
+	fclose(f);
+	ASSERT_STR_EQ(text, "hwtune-misaligned-cache 3\n");
+	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
+	ASSERT_EQ(b.cache_status, 0);
+	ASSERT_EQ(b.source, source_after(&a));
+	hwt_misaligned_report_free(&b);
+	hwt_misaligned_report_free(&a);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/hwtune", cache_dir);
+	rmdir(path);
+	drop_cache();
+}
+
 TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 {
 	struct hwt_misaligned_opts o = { 0 };
@@ -428,7 +511,8 @@ TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 	struct hwt_misaligned_cpu fake = { .cpu = 0, .speed = HWT_MISALIGNED_SLOW,
 					   .ratio_x100 = 50,
 					   .vector = { .speed = HWT_MISALIGNED_UNSUPPORTED },
-					   .avx2 = { .speed = HWT_MISALIGNED_UNSUPPORTED } };
+					   .avx2 = { .speed = HWT_MISALIGNED_UNSUPPORTED },
+					   .avx512 = { .speed = HWT_MISALIGNED_UNSUPPORTED } };
 	struct hwt_misaligned_cpu *got;
 	struct hwt__cache_key k;
 	char path[256], dir[256];
@@ -454,11 +538,7 @@ TEST_TIMEOUT(cache_missing_cpus_are_probed_and_added, 60)
 
 	for (unsigned i = 1; i < r.n; i++) {
 		ASSERT_EQ(r.cpu[i].source, HWT_MISALIGNED_MEASURED);
-		want += r.cpu[i].status == 0 && r.cpu[i].speed != HWT_MISALIGNED_UNKNOWN &&
-			(r.cpu[i].vector.speed != HWT_MISALIGNED_UNKNOWN ||
-			 (r.cpu[i].vector.notes & HWT_MISALIGNED_NOTE_NO_LOOP)) &&
-			(r.cpu[i].avx2.speed != HWT_MISALIGNED_UNKNOWN ||
-			 (r.cpu[i].avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP));
+		want += hwt__cache_keeps(&r.cpu[i]);
 	}
 	hwt_misaligned_report_free(&r);
 	ASSERT_OK(hwt__cache_load(path, &k, &got, &n));

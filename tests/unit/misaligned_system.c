@@ -63,6 +63,7 @@ static void make_report(struct hwt_misaligned_report *r, const struct hwt_cpus *
 		r->cpu[i].vector.ratio_x100 = 900;
 		r->cpu[i].avx2.speed = HWT_MISALIGNED_UNSUPPORTED;
 		r->cpu[i].avx2.notes = HWT_MISALIGNED_NOTE_NO_UNIT;
+		r->cpu[i].avx512 = r->cpu[i].avx2;
 	}
 	r->summary = hwt_misaligned_summary(r->cpu, r->n);
 }
@@ -214,9 +215,12 @@ TEST(system_file_rejections)
 	/* group- or world-writable */
 	ASSERT_OK(store_load(path, &k, &k));
 	ASSERT_EQ(chmod(path, 0664), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EACCES);
 	ASSERT_EQ(chmod(path, 0646), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EACCES);
+	/* writable by others and owned by another: both are reasons; the
+	 * owner is named first */
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid() + 1, &e, &n), -EPERM);
 	ASSERT_EQ(chmod(path, 0644), 0);
 	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), 0);
 	free(e);
@@ -231,14 +235,14 @@ TEST(system_file_rejections)
 	snprintf(link, sizeof(link), "%s.good", path);
 	ASSERT_EQ(rename(path, link), 0);
 	ASSERT_EQ(symlink(link, path), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ELOOP);
 	ASSERT_EQ(unlink(path), 0);
 	/* not a regular file: a directory, a FIFO (must not block) */
 	ASSERT_EQ(mkdir(path, 0755), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENXIO);
 	ASSERT_EQ(rmdir(path), 0);
 	ASSERT_EQ(mkfifo(path, 0644), 0);
-	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -EPERM);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENXIO);
 	ASSERT_TRUE(e == NULL && n == 0);
 	rm_tree(d);
 }
@@ -393,7 +397,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	path_in(sys, sizeof(sys), v.run);
 	ASSERT_EQ(chmod(sys, 0666), 0);
 	ASSERT_OK(hwt_misaligned_self(&o, &r));
-	ASSERT_EQ(r.system_status, -EPERM);
+	ASSERT_EQ(r.system_status, -EACCES);
 	ASSERT_EQ(r.source, HWT_MISALIGNED_FROM_CACHE);
 	ASSERT_EQ(r.summary, HWT_MISALIGNED_SLOW);
 	ASSERT_EQ(r.vector_summary, HWT_MISALIGNED_FAST);
@@ -544,4 +548,109 @@ TEST(system_key_does_not_depend_on_the_callers_cpu)
 	ASSERT_OK(hwt__system_key(NULL, &pinned));
 	ASSERT_STR_EQ(pinned.model, free_k.model);
 	hwt_cpus_free(&allowed);
+}
+
+/* The system result covers every online CPU whatever the caller's affinity:
+ * pinned to one CPU, --system still probes and writes them all, and leaves
+ * the caller's mask as it was. */
+TEST_TIMEOUT(system_probe_covers_every_online_cpu_when_pinned, 60)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_cpus online = HWT_CPUS_INIT, after = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r, back;
+	char *d = tmpdir(), one[16];
+
+	ASSERT_OK(hwt_cpu_online(NULL, &online));
+	if (online.n < 2)
+		SKIP("needs 2 online CPUs, have %u", online.n);
+	o.runtime_dir = d;
+	snprintf(one, sizeof(one), "%d", online.cpu[0]);
+	pin(one);
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	ASSERT_EQ(r.n, online.n);
+	for (unsigned i = 0; i < r.n; i++) {
+		ASSERT_EQ(r.cpu[i].cpu, online.cpu[i]);
+		ASSERT_EQ(r.cpu[i].status, 0);
+	}
+	ASSERT_OK(hwt_cpu_allowed(&after));
+	ASSERT_EQ(after.n, 1); /* the caller's affinity is its own */
+	ASSERT_EQ(after.cpu[0], online.cpu[0]);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_EQ(back.n, online.n);
+	hwt_misaligned_report_free(&back);
+	/* a report of the one CPU is not the system's */
+	r.n = 1;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	r.n = online.n;
+	hwt_misaligned_report_free(&r);
+	hwt_cpus_free(&online);
+	hwt_cpus_free(&after);
+	rm_tree(d);
+}
+
+/* An online CPU that cannot be reached (a fake online list naming CPU 4000):
+ * refused with -EPERM, the CPU named, nothing written. */
+TEST_TIMEOUT(system_probe_refuses_an_online_cpu_out_of_reach, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_cpus allowed = HWT_CPUS_INIT;
+	struct hwt_misaligned_report r;
+	char *d = tmpdir(), *run = tmpdir(), file[512], list[512];
+	struct stat st;
+	FILE *f;
+
+	ASSERT_OK(hwt_cpu_allowed(&allowed));
+	snprintf(file, sizeof(file), "%s/online", d);
+	f = fopen(file, "w");
+	ASSERT_TRUE(f != NULL);
+	fprintf(f, "%d,4000\n", allowed.cpu[0]);
+	fclose(f);
+	o.sysfs_root = d;
+	o.runtime_dir = run;
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EPERM);
+	ASSERT_EQ(r.n, 2);
+	ASSERT_EQ(r.cpu[0].cpu, allowed.cpu[0]);
+	ASSERT_EQ(r.cpu[0].status, 0);
+	ASSERT_EQ(r.cpu[1].cpu, 4000);
+	ASSERT_TRUE(r.cpu[1].status < 0);
+	hwt_misaligned_report_free(&r);
+	path_in(list, sizeof(list), run);
+	ASSERT_EQ(stat(list, &st), -1); /* nothing written */
+	ASSERT_EQ(errno, ENOENT);
+	hwt_cpus_free(&allowed);
+	rm_tree(d);
+	rm_tree(run);
+}
+
+/* The runtime folder itself a symlink: neither read through nor written
+ * through (a link to / or /etc must not make root write there). */
+TEST_TIMEOUT(system_folder_that_is_a_symlink_is_refused, 30)
+{
+	struct hwt_misaligned_report r, back;
+	struct hwt__cache_key k;
+	struct hwt_misaligned_cpu *e;
+	struct hwt_cpus set;
+	char *d = tmpdir(), *target = tmpdir(), link[512], path[512], real[512];
+	unsigned n;
+
+	need_root();
+	snprintf(link, sizeof(link), "%s/run", d);
+	ASSERT_EQ(symlink(target, link), 0);
+	cpus(&set, "0-1");
+	make_report(&r, &set, HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt_misaligned_system_write(link, &r), -ELOOP);
+	path_in(real, sizeof(real), target);
+	ASSERT_TRUE(access(real, F_OK) != 0); /* nothing in the link's target */
+	/* a good file in the target is not read through the link */
+	ASSERT_OK(hwt_misaligned_system_write(target, &r));
+	ASSERT_EQ(hwt_misaligned_system_read(link, NULL, &back), -ELOOP);
+	ASSERT_OK(hwt__system_key(NULL, &k));
+	path_in(path, sizeof(path), link);
+	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ELOOP);
+	ASSERT_OK(hwt_misaligned_system_read(target, NULL, &back));
+	hwt_misaligned_report_free(&back);
+	hwt_misaligned_report_free(&r);
+	hwt_cpus_free(&set);
+	rm_tree(d);
+	rm_tree(target);
 }

@@ -70,6 +70,143 @@ TEST(vector_set_rule)
 	ASSERT_EQ(hwt_misaligned_vector_summary(NULL, 1, false), -EINVAL);
 }
 
+/* The avx512 member by number, and the same set rule over it. */
+TEST(unit_by_number_and_its_set_rule)
+{
+	struct hwt_misaligned_cpu c[3];
+
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < 3; i++) {
+		c[i].vector.speed = HWT_MISALIGNED_SLOW;
+		c[i].avx2.speed = HWT_MISALIGNED_FAST;
+		c[i].avx512.speed = HWT_MISALIGNED_UNSUPPORTED;
+	}
+	ASSERT_TRUE(hwt_misaligned_cpu_unit(&c[1], HWT_MISALIGNED_UNIT_VECTOR) == &c[1].vector);
+	ASSERT_TRUE(hwt_misaligned_cpu_unit(&c[1], HWT_MISALIGNED_UNIT_AVX2) == &c[1].avx2);
+	ASSERT_TRUE(hwt_misaligned_cpu_unit(&c[1], HWT_MISALIGNED_UNIT_AVX512) == &c[1].avx512);
+	ASSERT_TRUE(hwt_misaligned_cpu_unit(&c[1], HWT_MISALIGNED_UNITS) == NULL);
+	ASSERT_TRUE(hwt_misaligned_cpu_unit(NULL, HWT_MISALIGNED_UNIT_VECTOR) == NULL);
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_VECTOR), HWT_MISALIGNED_SLOW);
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX2), HWT_MISALIGNED_FAST);
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX512),
+		  HWT_MISALIGNED_UNSUPPORTED);
+	c[2].avx512.speed = HWT_MISALIGNED_FAST;
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX512), HWT_MISALIGNED_UNKNOWN);
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX2), HWT_MISALIGNED_FAST);
+	c[2].status = -EINVAL; /* not probed: left out */
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX512),
+		  HWT_MISALIGNED_UNSUPPORTED);
+	ASSERT_EQ(hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNITS), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 1, HWT_MISALIGNED_UNIT_AVX512), -EINVAL);
+	ASSERT_EQ(hwt_misaligned_unit_summary(NULL, 0, HWT_MISALIGNED_UNIT_AVX512),
+		  HWT_MISALIGNED_UNKNOWN);
+	/* the bool form is the same rule */
+	ASSERT_EQ(hwt_misaligned_vector_summary(c, 3, true),
+		  hwt_misaligned_unit_summary(c, 3, HWT_MISALIGNED_UNIT_AVX2));
+}
+
+#if defined(__x86_64__) && !defined(HWT_ARCH_GENERIC)
+/* Every flag of /proc/cpuinfo's "flags" line in want[] is there; -1: unreadable. */
+static int cpuinfo_has(const char *const *want, unsigned n)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (r < 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		r = 1;
+		for (unsigned i = 0; i < n; i++) {
+			char pat[64];
+			const char *p;
+			size_t l;
+
+			snprintf(pat, sizeof(pat), " %s", want[i]);
+			p = strstr(line, pat);
+			l = strlen(pat);
+			if (!p || (p[l] != ' ' && p[l] != '\n'))
+				r = 0;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+static void run_touch(void *loops)
+{
+	((const struct hwt__vec_loops *)loops)->touch();
+}
+
+#endif
+
+/* The x86_64 verdict from cpuid and XCR0 as a pure function: a CPU and an
+ * OS with AVX-512, and each answer that takes it away (a VM may leave the
+ * cpuid bits and not the XCR0 state); elsewhere the unit does not exist. */
+TEST(avx512_needs_the_cpu_bits_and_the_os_state)
+{
+#if defined(__x86_64__) && !defined(HWT_ARCH_GENERIC)
+	const uint32_t ecx1 = 1u << 27 | 1u << 28; /* OSXSAVE, AVX */
+	const uint32_t ebx7 = 1u << 5 | 1u << 16 | 1u << 30 | 1u << 31; /* AVX2, F, BW, VL */
+	const uint64_t xcr0 = 0xe7; /* x87, SSE, YMM, opmask, ZMM_Hi256, Hi16_ZMM */
+	static const char *const flags[] = { "avx512f", "avx512bw", "avx512vl" };
+	struct hwt__vec_loops l = { NULL, NULL, NULL, NULL };
+	int here;
+
+	ASSERT_TRUE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7, xcr0));
+	ASSERT_TRUE(hwt__x86_vec_enabled(HWT__VEC_WIDE, ecx1, ebx7, xcr0));
+	ASSERT_TRUE(hwt__x86_vec_enabled(HWT__VEC_MAIN, 0, 0, 0)); /* SSE2: baseline */
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_KINDS, ecx1, ebx7, xcr0));
+	/* the OS saves no ZMM or opmask state: AVX2 yes, AVX-512 no */
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7, 0x07));
+	ASSERT_TRUE(hwt__x86_vec_enabled(HWT__VEC_WIDE, ecx1, ebx7, 0x07));
+	for (int bit = 1; bit <= 7; bit++) {
+		bool needed = bit == 1 || bit == 2 || bit >= 5;
+
+		ASSERT_EQ(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7, xcr0 & ~(1ull << bit)),
+			  !needed);
+	}
+	/* each of F, BW and VL is needed; AVX2's bit is not */
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7 & ~(1u << 16), xcr0));
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7 & ~(1u << 30), xcr0));
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7 & ~(1u << 31), xcr0));
+	ASSERT_TRUE(hwt__x86_vec_enabled(HWT__VEC_WIDE512, ecx1, ebx7 & ~(1u << 5), xcr0));
+	ASSERT_FALSE(hwt__x86_vec_enabled(HWT__VEC_WIDE, ecx1, ebx7 & ~(1u << 5), xcr0));
+	/* no OSXSAVE (XCR0 unreadable), or AVX masked */
+	for (unsigned k = HWT__VEC_WIDE; k <= HWT__VEC_WIDE512; k++) {
+		ASSERT_FALSE(hwt__x86_vec_enabled(k, ecx1 & ~(1u << 27), ebx7, xcr0));
+		ASSERT_FALSE(hwt__x86_vec_enabled(k, ecx1 & ~(1u << 28), ebx7, xcr0));
+	}
+	/* this machine: the loops' answer is the kernel's (it drops the flags
+	 * of a state XCR0 does not enable) */
+	ASSERT_TRUE(hwt__vec_get(HWT__VEC_WIDE512, &l) >= 0);
+	ASSERT_STR_EQ(l.name, "avx512");
+	here = cpuinfo_has(flags, 3);
+	TLOG("avx512 here: cpuid/xcr0 %d, /proc/cpuinfo %d", hwt__vec_get(HWT__VEC_WIDE512, &l), here);
+	if (here >= 0)
+		ASSERT_EQ(hwt__vec_get(HWT__VEC_WIDE512, &l), here);
+	/* without the unit its one instruction traps (the SIGILL guard's
+	 * case; it shows the encoding is AVX-512 indeed) */
+	if (hwt__vec_get(HWT__VEC_WIDE512, &l) == 0) {
+		int sig = 0;
+
+		ASSERT_TRUE(l.touch != NULL);
+		ASSERT_OK(hwt__fault_guard_enter());
+		ASSERT_OK(hwt__guarded_call(run_touch, &l, 0, &sig));
+		hwt__fault_guard_leave();
+		ASSERT_EQ(sig, SIGILL);
+	}
+#else
+	struct hwt__vec_loops l = { NULL, NULL, NULL, NULL };
+	int r = hwt__vec_get(HWT__VEC_WIDE512, &l);
+
+	ASSERT_TRUE(r == -ENODEV || r == -ENOSYS); /* no such unit, or no loops at all */
+	ASSERT_TRUE(l.name == NULL);
+#endif
+}
+
 TEST(vector_override_from_environment)
 {
 	const char *bad = NULL;
@@ -212,14 +349,16 @@ static bool valid_vector(const struct hwt_misaligned_vector *v)
 static void log_cpu(const struct hwt_misaligned_cpu *c)
 {
 	TLOG("cpu%d: scalar %s | %s %s %u.%02u (word %llu ns, byte %llu ns, notes 0x%x) | "
-	     "%s %s %u.%02u | split line %u/%u page %u/%u (x100, load/store) | probe %llu ns "
+	     "%s %s %u.%02u | %s %s %u.%02u | split line %u/%u page %u/%u (x100, load/store) | probe %llu ns "
 	     "(vector %llu, split %llu)",
 	     c->cpu, hwt_misaligned_speed_name(c->speed), c->vector.unit ? c->vector.unit : "-",
 	     hwt_misaligned_speed_name(c->vector.speed), c->vector.ratio_x100 / 100,
 	     c->vector.ratio_x100 % 100, (unsigned long long)c->vector.word_ns,
 	     (unsigned long long)c->vector.byte_ns, c->vector.notes,
 	     c->avx2.unit ? c->avx2.unit : "-", hwt_misaligned_speed_name(c->avx2.speed),
-	     c->avx2.ratio_x100 / 100, c->avx2.ratio_x100 % 100, c->split.line_load,
+	     c->avx2.ratio_x100 / 100, c->avx2.ratio_x100 % 100,
+	     c->avx512.unit ? c->avx512.unit : "-", hwt_misaligned_speed_name(c->avx512.speed),
+	     c->avx512.ratio_x100 / 100, c->avx512.ratio_x100 % 100, c->split.line_load,
 	     c->split.line_store, c->split.page_load, c->split.page_store,
 	     (unsigned long long)c->probe_ns, (unsigned long long)c->vector_ns,
 	     (unsigned long long)c->split_ns);
@@ -239,6 +378,7 @@ TEST_TIMEOUT(vector_and_split_results_are_valid, 60)
 		ASSERT_EQ(c->status, 0);
 		ASSERT_TRUE(valid_vector(&c->vector));
 		ASSERT_TRUE(valid_vector(&c->avx2));
+		ASSERT_TRUE(valid_vector(&c->avx512));
 		ASSERT_EQ(c->vector_source, HWT_MISALIGNED_MEASURED);
 		ASSERT_FALSE(c->vector.notes & HWT_MISALIGNED_NOTE_BAD_COPY);
 		ASSERT_LE(c->vector_ns + c->split_ns, c->probe_ns);
@@ -255,6 +395,20 @@ TEST_TIMEOUT(vector_and_split_results_are_valid, 60)
 			ASSERT_TRUE(c->avx2.notes & HWT_MISALIGNED_NOTE_NO_UNIT);
 			ASSERT_TRUE(c->avx2.unit == NULL);
 		}
+		{
+			struct hwt__vec_loops l;
+			bool has = hwt__vec_get(HWT__VEC_WIDE512, &l) == 1;
+
+			/* measured where the CPU and the OS have it, else none */
+			ASSERT_EQ(c->avx512.unit != NULL, has);
+			if (!has) {
+				ASSERT_EQ(c->avx512.speed, HWT_MISALIGNED_UNSUPPORTED);
+				ASSERT_EQ(c->avx512.notes, HWT_MISALIGNED_NOTE_NO_UNIT);
+			} else {
+				ASSERT_STR_EQ(c->avx512.unit, "avx512");
+				ASSERT_FALSE(c->avx512.notes & HWT_MISALIGNED_NOTE_BAD_COPY);
+			}
+		}
 #endif
 		/* splits are filled where the scalar access neither faults nor traps */
 		if (c->speed != HWT_MISALIGNED_UNSUPPORTED && c->speed != HWT_MISALIGNED_EMULATED) {
@@ -268,6 +422,8 @@ TEST_TIMEOUT(vector_and_split_results_are_valid, 60)
 	}
 	ASSERT_EQ(r.vector_summary, hwt_misaligned_vector_summary(r.cpu, r.n, false));
 	ASSERT_EQ(r.avx2_summary, hwt_misaligned_vector_summary(r.cpu, r.n, true));
+	ASSERT_EQ(r.avx512_summary,
+		  hwt_misaligned_unit_summary(r.cpu, r.n, HWT_MISALIGNED_UNIT_AVX512));
 	hwt_misaligned_report_free(&r);
 }
 
@@ -338,6 +494,9 @@ TEST_TIMEOUT(vector_override_skips_vector_probing, 30)
 		else if (!(c->avx2.notes & HWT_MISALIGNED_NOTE_NO_LOOP) &&
 			 strcmp(HWT_ARCH_NAME, "generic") != 0)
 			ASSERT_EQ(c->avx2.speed, HWT_MISALIGNED_UNSUPPORTED); /* no such unit */
+		/* the same for AVX-512, measured or not on this CPU */
+		ASSERT_EQ(c->avx512.speed, c->avx2.speed);
+		ASSERT_EQ(c->avx512.samples, 0);
 		ASSERT_EQ(c->source, HWT_MISALIGNED_MEASURED);
 		ASSERT_GT(c->samples, 0);
 	}

@@ -248,6 +248,43 @@ static uint32_t median_of_rounds(const uint32_t *v, const bool *sel, unsigned ro
 	return tmp[stat_rank(n, 500)];
 }
 
+/* +1: MSI polling faster beyond the tie, -1: CONS polling, 0: a tie. */
+static int side(double sev_over_msi)
+{
+	return sev_over_msi > 1 + CMDQ_TIE ? 1 : sev_over_msi < 1 - CMDQ_TIE ? -1 : 0;
+}
+
+/* Whether the per-round ratios (CONS time / MSI time, in round order) make
+ * a stable verdict: see cmdq_report.inconclusive.  ratio is sorted here. */
+static void verdict(const struct run *b, struct cmdq_report *r, double *ratio, double med,
+		    unsigned sev_wins)
+{
+	unsigned n = b->rounds, wins = med >= 1 ? n - sev_wins : sev_wins;
+	const struct cmdq_mode_result *msi = &r->m[CMDQ_MSI], *sev = &r->m[CMDQ_SEV];
+	int s = side(med);
+	bool stable = s == 0 || wins * 4 >= n * 3;
+
+	/* the table's figures: cmds/s over all rounds, or the p50 of all syncs */
+	if (r->tput)
+		r->ratio_all = sev->cmds_per_s > 0 ? msi->cmds_per_s / sev->cmds_per_s : 0;
+	else
+		r->ratio_all = msi->lat.p50 ? (double)sev->lat.p50 / (double)msi->lat.p50 : 0;
+	stable &= side(r->ratio_all) == s;
+	/* a verdict: every third on its side; a tie: no two thirds on opposite sides */
+	for (unsigned t = 0, seen = 0; t < 3 && n >= 6; t++) {
+		unsigned lo = n * t / 3, hi = n * (t + 1) / 3;
+
+		r->ratio_third[t] = stat_median(ratio + lo, hi - lo);
+		seen |= 1u << (side(r->ratio_third[t]) + 1);
+		stable &= s ? side(r->ratio_third[t]) == s : (seen & 5u) != 5u;
+	}
+	r->ratio_med = med;
+	stat_sort_dbl(ratio, n);
+	r->ratio_p10 = ratio[stat_rank(n, 100)];
+	r->ratio_p90 = ratio[stat_rank(n, 900)];
+	r->inconclusive = !stable;
+}
+
 /* The report from the samples (sorted in place). */
 static int summarize(struct run *b)
 {
@@ -326,7 +363,11 @@ static int summarize(struct run *b)
 			sev_wins += c < a;
 		}
 		med = stat_median(ratio, b->rounds);
-		if (med < 1 - CMDQ_TIE) {
+		verdict(b, r, ratio, med, sev_wins);
+		if (r->inconclusive) {
+			r->factor = med >= 1 ? med : 1 / med;
+			r->agree = med >= 1 ? b->rounds - sev_wins : sev_wins;
+		} else if (med < 1 - CMDQ_TIE) {
 			r->faster = CMDQ_SEV, r->factor = 1 / med, r->agree = sev_wins;
 		} else if (med > 1 + CMDQ_TIE) {
 			r->faster = CMDQ_MSI, r->factor = med, r->agree = b->rounds - sev_wins;

@@ -78,6 +78,15 @@ struct cmdq_report {
 	bool tput;                 /* compared on time for the same work, else sync p50 */
 	double factor;             /* slower / faster, median of per-round ratios */
 	unsigned agree;            /* rounds where the faster mode was faster */
+	/* The verdict is given only when stable: the median of the per-round
+	 * ratios, the ratio of the table's own figures over all rounds
+	 * (ratio_all), each third of the rounds, and 3 in 4 rounds all point
+	 * the same way (or all lie within CMDQ_TIE for "neither"); else
+	 * inconclusive, faster -1.  Ratios: CONS time / MSI time for the same
+	 * work (over 1: MSI polling faster). */
+	bool inconclusive;
+	double ratio_med, ratio_all, ratio_p10, ratio_p90;
+	double ratio_third[3];     /* median per third of the rounds (6 rounds or more) */
 	bool have_auto;
 	int auto_err;
 	struct hwt_cmdq_info auto_info;

@@ -24,6 +24,12 @@ bool cmdq_recommend(const struct cmdq_report *r, char *buf, size_t len)
 				 cmdq_mode_long[m]);
 		return m == CMDQ_SEV;
 	}
+	if (r->inconclusive) {
+		snprintf(buf, len, "inconclusive (the rounds disagree: CONS/MSI time %.2fx to %.2fx, "
+			 "median %.3fx, over all rounds %.3fx): keep the default", r->ratio_p10,
+			 r->ratio_p90, r->ratio_med, r->ratio_all);
+		return false;
+	}
 	snprintf(buf, len, "%s",
 		 r->faster == CMDQ_SEV ? "disable_msipolling=1 (CONS polling is faster here: "
 					 "--disable-msipolling or HWTUNE_DISABLE_MSIPOLLING=1)"
@@ -151,6 +157,22 @@ void cmdq_json(struct json *j, const struct cmdq_report *r)
 		json_key(j, "factor"), json_fixed(j, r->factor, 3);
 		json_key(j, "agree"), json_u64(j, r->agree);
 		json_key(j, "rounds"), json_u64(j, r->rounds);
+		json_key(j, "verdict");
+		json_str(j, r->inconclusive ? "inconclusive"
+			    : r->faster < 0 ? "none" : cmdq_mode_name[r->faster]);
+		json_key(j, "ratio_p50"), json_fixed(j, r->ratio_med, 3);
+		json_key(j, "ratio_all"), json_fixed(j, r->ratio_all, 3);
+		json_key(j, "ratio_p10"), json_fixed(j, r->ratio_p10, 3);
+		json_key(j, "ratio_p90"), json_fixed(j, r->ratio_p90, 3);
+		json_key(j, "ratio_thirds");
+		if (r->rounds >= 6) {
+			json_arr(j);
+			for (int t = 0; t < 3; t++)
+				json_fixed(j, r->ratio_third[t], 3);
+			json_close(j);
+		} else {
+			json_null(j);
+		}
 		json_close(j);
 	} else {
 		json_nl(j, "  ");
@@ -275,7 +297,12 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 	if (o->mode[CMDQ_MSI] && o->mode[CMDQ_SEV]) {
 		const char *metric = r->tput ? "cmds/s" : "sync p50";
 
-		if (r->faster < 0)
+		if (r->inconclusive)
+			fprintf(f, "  faster (%s): inconclusive: CONS/MSI time per round %.2fx to %.2fx "
+				   "(p10-p90), median %.3fx; over all rounds (the table) %.3fx%s\n", metric,
+				r->ratio_p10, r->ratio_p90, r->ratio_med, r->ratio_all,
+				r->rounds >= 6 ? "; see the thirds in --json" : "");
+		else if (r->faster < 0)
 			fprintf(f, "  faster (%s): neither (within %.0f%%: %.3fx, median of per-round "
 				   "ratios)\n", metric, CMDQ_TIE * 100, r->factor);
 		else

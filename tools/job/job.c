@@ -147,7 +147,7 @@ static void measure_cmdq(struct main_state *st)
 
 static void print_human(const struct main_state *st, bool per_cpu)
 {
-	char w[160], reco[512];
+	char w[400], reco[512];
 
 	printf("== machine\n");
 	report_machine_human(stdout, &st->m);
@@ -163,7 +163,9 @@ static void print_human(const struct main_state *st, bool per_cpu)
 	report_kernel_human(stdout, &st->k);
 	printf("\n== recommendations\n");
 	printf("  misaligned accesses: %s\n", probe_recommendation(&st->r, reco, sizeof(reco)));
-	printf("  CMD_SYNC completion: %s\n", st->reco);
+	printf("  CMD_SYNC completion, in hwtune's software model: %s\n", st->reco);
+	report_smmu_switch(&st->k, w, sizeof(w));
+	printf("  CMD_SYNC completion, on this machine's SMMU: %s\n", w);
 	if (st->have_c && cmdq_rounds_warning(&st->c, w, sizeof(w)))
 		printf("  warning: %s\n", w);
 }
@@ -174,7 +176,8 @@ static void print_human(const struct main_state *st, bool per_cpu)
 static void print_json(const struct main_state *st)
 {
 	struct json j;
-	char w[160], reco[512];
+	char w[400], reco[512];
+	int sw;
 
 	json_begin(&j, stdout);
 	json_obj(&j);
@@ -223,6 +226,17 @@ static void print_json(const struct main_state *st)
 		json_str(&j, w);
 	else
 		json_null(&j);
+	json_close(&j);
+	json_nl(&j, "    ");
+	json_key(&j, "kernel_smmu");
+	json_obj(&j);
+	json_key(&j, "applies");
+	sw = report_smmu_switch(&st->k, w, sizeof(w));
+	if (sw < 0)
+		json_null(&j);
+	else
+		json_bool(&j, sw);
+	json_key(&j, "text"), json_str(&j, w);
 	json_close(&j);
 	json_nl(&j, "  ");
 	json_close(&j);

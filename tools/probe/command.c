@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"faster), fast 3 (word copy faster), unsupported 4 (the access raises a signal).\n"
 		"All CPUs are probed at once. The summary is hwprobe's rule: all CPUs equal\n"
 		"gives that value, any difference gives unknown.\n"
-		"Each CPU's vector unit(s) (sse2 and avx2 on x86_64, neon, rvv) are timed the\n"
-		"same way, and the cost of a word access that splits a cache line or a page.\n"
+		"Each CPU's vector unit(s) (sse2, avx2, avx512 on x86_64, neon, rvv) are timed\n"
+		"the same way, and the cost of a word access that splits a cache line or a page.\n"
 		"Without --system the answer comes from the system result file (written by\n"
 		"'hwtune probe --system'), then the user cache, then a probe.\n"
 		"\n"
@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"                    report WORD for every vector unit of every CPU without\n"
 		"                    probing them, like the kernel's unaligned_vector_speed=;\n"
 		"                    with both overrides nothing is probed\n"
-		"  --system          probe every online CPU this process may use, fresh, and write\n"
+		"  --system          probe every online CPU (whatever the affinity), fresh, and write\n"
 		"                    the system result ($HWTUNE_RUNTIME_DIR, else /run/hwtune:\n"
 		"                    normally needs root); excludes --cpus, the\n"
 		"                    overrides and --no-cache\n"
@@ -278,6 +278,27 @@ static void system_path(char *buf, size_t len, const struct hwt_misaligned_opts 
 	snprintf(buf, len, "%s/misaligned-%s.result", dir, u.machine);
 }
 
+/* --system refused: the online CPUs it could not run on, named (frees r). */
+static bool system_unreached(struct hwt_misaligned_report *r)
+{
+	struct hwt_cpus miss = HWT_CPUS_INIT;
+	char list[256];
+
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->cpu[i].status < 0 && hwt_cpus_add(&miss, r->cpu[i].cpu) < 0)
+			break;
+	if (miss.n) {
+		if (hwt_cpus_format(&miss, list, sizeof(list)) >= (int)sizeof(list))
+			snprintf(list + sizeof(list) - 4, 4, "...");
+		cli_cmd_error("probe", "--system: cannot run on CPU%s %s (cpuset or offline): the "
+			      "system result must cover every online CPU; nothing written",
+			      miss.n == 1 ? "" : "s", list);
+		hwt_misaligned_report_free(r);
+	}
+	hwt_cpus_free(&miss);
+	return r->n == 0;
+}
+
 int probe_run(struct cli_args *a)
 {
 	struct hwt_misaligned_report r;
@@ -287,6 +308,8 @@ int probe_run(struct cli_args *a)
 	if (a->system) {
 		a->probe.root = probe_root();
 		ret = hwt_misaligned_system_probe(&a->probe, &r);
+		if (ret < 0 && r.n && system_unreached(&r))
+			return 1;
 		if (ret < 0 && r.n) { /* measured, only the write failed */
 			wret = ret;
 			ret = 0;

@@ -49,6 +49,17 @@ const char *probe_system_reason(int err)
 	return err == -EBADMSG ? "corrupt" : err == -ESTALE ? "foreign" : strerror(-err);
 }
 
+/* Why the system result was not used: the library's distinct reasons for
+ * not trusting it (hwt_misaligned_system_read(3)), else as above. */
+const char *probe_system_file_reason(int err)
+{
+	return err == -ELOOP    ? "not trusted: a symlink"
+	       : err == -ENXIO  ? "not trusted: not a regular file"
+	       : err == -EPERM  ? "not trusted: not owned by root"
+	       : err == -EACCES ? "not trusted: writable by group or others"
+				: probe_system_reason(err);
+}
+
 /* " [note: ...]" for each note but perf-unavailable (it has its own line). */
 static void print_notes(FILE *f, unsigned bits)
 {
@@ -170,7 +181,7 @@ static void range_str(char *buf, size_t len, const struct range_u64 *r, double d
 
 /* One vector unit over the member CPUs (all of one group: one verdict). */
 static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const bool *member,
-			 bool wide)
+			 unsigned unit)
 {
 	const struct hwt_misaligned_vector *v0 = NULL;
 	struct range_u64 ratio = { 0, 0 };
@@ -179,7 +190,7 @@ static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const b
 	char a[64];
 
 	for (unsigned i = 0; i < r->n; i++) {
-		const struct hwt_misaligned_vector *v = wide ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+		const struct hwt_misaligned_vector *v = hwt_misaligned_cpu_unit(&r->cpu[i], unit);
 
 		if (!member[i])
 			continue;
@@ -194,7 +205,7 @@ static void print_vector(FILE *f, const struct hwt_misaligned_report *r, const b
 	}
 	if (!v0)
 		return;
-	if (wide)
+	if (unit != HWT_MISALIGNED_UNIT_VECTOR)
 		fprintf(f, "%s", v0->unit);
 	else if (v0->unit)
 		fprintf(f, "vector (%s)", v0->unit);
@@ -231,7 +242,7 @@ static void split_str(char *buf, size_t len, const struct range_u64 *r, bool any
 }
 
 /* The vector unit(s) and the split penalties of the member CPUs, one line
- * each ("  vector (sse2): fast (ratio 11.2) ; avx2: fast (ratio 19.0)"). */
+ * each ("  vector (sse2): fast (ratio 11.2) ; avx2: fast (ratio 19.0) ; avx512: ..."). */
 static void print_extras(FILE *f, const struct hwt_misaligned_report *r, const bool *member)
 {
 	const struct hwt_misaligned_cpu *c0 = NULL;
@@ -257,10 +268,12 @@ static void print_extras(FILE *f, const struct hwt_misaligned_report *r, const b
 	if (!c0 || c0->status)
 		return;
 	fprintf(f, "  ");
-	print_vector(f, r, member, false);
-	if (c0->avx2.unit) {
-		fprintf(f, " ; ");
-		print_vector(f, r, member, true);
+	print_vector(f, r, member, HWT_MISALIGNED_UNIT_VECTOR);
+	for (unsigned u = HWT_MISALIGNED_UNIT_AVX2; u < HWT_MISALIGNED_UNITS; u++) {
+		if (hwt_misaligned_cpu_unit(c0, u)->unit) {
+			fprintf(f, " ; ");
+			print_vector(f, r, member, u);
+		}
 	}
 	fputc('\n', f);
 	if (!any[0] && !any[1] && !any[2] && !any[3])
@@ -404,14 +417,36 @@ out:
 	free(member);
 }
 
+/* "cache: off (why)" when the result cache was neither read nor written
+ * (JSON: "cache": "off" and cache_ignored); nothing when it was used, or
+ * when the system result answered for every CPU. */
+static void print_cache_off(FILE *f, const struct hwt_misaligned_report *r)
+{
+	const struct hwt_misaligned_cpu *c = r->n ? &r->cpu[0] : NULL;
+
+	if (!r->cache_off || r->source == HWT_MISALIGNED_FROM_SYSTEM)
+		return;
+	if (r->cache_status)
+		fprintf(f, "cache: off (no usable cache folder: %s)\n",
+			probe_system_reason(r->cache_status));
+	else if (r->source == HWT_MISALIGNED_FROM_OVERRIDE ||
+		 (c && c->vector_source == HWT_MISALIGNED_FROM_OVERRIDE))
+		fprintf(f, "cache: off (an override answers)\n");
+	else if (c && (c->vector.notes & HWT_MISALIGNED_NOTE_SKIPPED))
+		fprintf(f, "cache: off (a partial probe)\n");
+	else
+		fprintf(f, "cache: off (--no-cache or --system: neither read nor written)\n");
+}
+
 void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_cpu)
 {
 	unsigned count[HWT_MISALIGNED_UNSUPPORTED + 1] = { 0 }, probed = 0, noperf = 0;
-	bool avx2 = false;
+	bool avx2 = false, avx512 = false;
 
 	print_grouped(f, r, per_cpu);
 	for (unsigned i = 0; i < r->n; i++) {
 		avx2 |= r->cpu[i].avx2.unit != NULL;
+		avx512 |= r->cpu[i].avx512.unit != NULL;
 		if (r->cpu[i].status)
 			continue;
 		probed++;
@@ -433,10 +468,13 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		hwt_misaligned_speed_name(r->vector_summary));
 	if (avx2)
 		fprintf(f, ", avx2: %s", hwt_misaligned_speed_name(r->avx2_summary));
+	if (avx512)
+		fprintf(f, ", avx512: %s", hwt_misaligned_speed_name(r->avx512_summary));
 	fputc('\n', f);
 	if (r->system_status && r->system_status != -ENOENT)
 		fprintf(f, "note: the system result was ignored: %s\n",
-			probe_system_reason(r->system_status));
+			probe_system_file_reason(r->system_status));
+	print_cache_off(f, r);
 	fprintf(f, "wall time: %.3f ms (%s, %s, %u wave%s, budget %.3f ms per CPU%s)\n",
 		r->wall_ns / 1e6, probe_source_name(r->source), r->serial ? "serial" : "parallel",
 		r->waves, r->waves == 1 ? "" : "s", r->budget_us / 1e3,

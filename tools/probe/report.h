@@ -23,5 +23,7 @@ void probe_json_document(FILE *f, const struct hwt_misaligned_report *r);
 const char *probe_signame(int sig);
 const char *probe_source_name(int s);
 const char *probe_system_reason(int err);
+/* The same for system_status: names why the system result was not trusted. */
+const char *probe_system_file_reason(int err);
 
 #endif

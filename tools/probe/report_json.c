@@ -75,6 +75,17 @@ static void vector(struct json *j, const struct hwt_misaligned_vector *v, int so
 	json_close(j);
 }
 
+/* A wide unit (avx2, avx512): its object, or null where it has no unit. */
+static void wide_unit(struct json *j, const char *key, const struct hwt_misaligned_vector *v,
+		      int source)
+{
+	json_key(j, key);
+	if (v->unit)
+		vector(j, v, source);
+	else
+		json_null(j);
+}
+
 static void split(struct json *j, const struct hwt_misaligned_split *s)
 {
 	json_obj(j);
@@ -133,11 +144,9 @@ static void cpu(struct json *j, const struct hwt_misaligned_cpu *c, const char *
 	json_nl(j, "     ");
 	json_key(j, "vector"), vector(j, &c->vector, c->vector_source);
 	json_nl(j, "     ");
-	json_key(j, "avx2");
-	if (c->avx2.unit)
-		vector(j, &c->avx2, c->vector_source);
-	else
-		json_null(j);
+	wide_unit(j, "avx2", &c->avx2, c->vector_source);
+	json_nl(j, "     ");
+	wide_unit(j, "avx512", &c->avx512, c->vector_source);
 	json_nl(j, "     ");
 	json_key(j, "split"), split(j, &c->split);
 	json_close(j);
@@ -183,7 +192,7 @@ static const char *cache_state(const struct hwt_misaligned_report *r)
 void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 {
 	struct probe_view v;
-	bool avx2 = false;
+	bool avx2 = false, avx512 = false;
 
 	json_obj(j);
 	json_key(j, "mode"), json_str(j, r->serial ? "serial" : "parallel");
@@ -204,6 +213,7 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	json_arr(j);
 	for (unsigned i = 0; i < r->n; i++) {
 		avx2 |= r->cpu[i].avx2.unit != NULL;
+		avx512 |= r->cpu[i].avx512.unit != NULL;
 		cpu(j, &r->cpu[i], v.id ? v.id[i].core : NULL);
 	}
 	json_nl(j, "  ");
@@ -211,8 +221,10 @@ void probe_json(struct json *j, const struct hwt_misaligned_report *r)
 	json_nl(j, "  ");
 	json_key(j, "vector_summary"), json_str(j, hwt_misaligned_speed_name(r->vector_summary));
 	str_or_null(j, "avx2_summary", avx2 ? hwt_misaligned_speed_name(r->avx2_summary) : NULL);
+	str_or_null(j, "avx512_summary",
+		    avx512 ? hwt_misaligned_speed_name(r->avx512_summary) : NULL);
 	str_or_null(j, "system_status",
-		    r->system_status ? probe_system_reason(r->system_status) : NULL);
+		    r->system_status ? probe_system_file_reason(r->system_status) : NULL);
 	json_nl(j, "  ");
 	groups(j, &v);
 	json_close(j);

@@ -12,8 +12,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/klog.h>
 #include <unistd.h>
 
 #include "prog/sys.h"
@@ -153,17 +155,82 @@ static bool log_line_wanted(const char *s)
 
 /* One record's text: "pri,seq,ts,flags;text" (continuation lines, which
  * start with a blank, are skipped by the caller). */
-static void take_record(struct report_kernel *k, const char *rec)
+static void take_text(struct report_kernel *k, const char *text)
 {
-	const char *text = strchr(rec, ';');
-
-	if (!text || !log_line_wanted(++text))
+	report_smmu_record(k, text);
+	if (!log_line_wanted(text))
 		return;
 	if (k->nlog == REPORT_LOG_LINES) { /* keep the newest */
 		memmove(k->log[0], k->log[1], sizeof(k->log[0]) * (REPORT_LOG_LINES - 1));
 		k->nlog--;
 	}
 	snprintf(k->log[k->nlog++], sizeof(k->log[0]), "%s", text);
+}
+
+static void take_record(struct report_kernel *k, const char *rec)
+{
+	const char *text = strchr(rec, ';');
+
+	if (text)
+		take_text(k, text + 1);
+}
+
+/* dmesg's other source, syslog(2), where /dev/kmsg cannot be read (the real
+ * root only: a test tree never reads the machine's log).  Its lines are
+ * "<pri>[seconds] text", or "<pri>text" without printk times. */
+static int read_syslog(struct report_kernel *k)
+{
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), n;
+	char *buf;
+
+	if (size <= 0)
+		return size < 0 ? -errno : -ENODATA;
+	buf = malloc((size_t)size + 1);
+	if (!buf)
+		return -ENOMEM;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, size);
+	if (n < 0) {
+		n = -errno;
+		free(buf);
+		return n;
+	}
+	buf[n] = 0;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (line[0] == '<' && strchr(line, '>'))
+			line = strchr(line, '>') + 1;
+		if (line[0] == '[' && strchr(line, ']'))
+			line = strchr(line, ']') + 1 + (strchr(line, ']')[1] == ' ');
+		take_text(k, line);
+	}
+	free(buf);
+	return 0;
+}
+
+static void read_log(struct report_kernel *k);
+
+static void read_any_log(struct report_kernel *k)
+{
+	int err;
+
+	read_log(k);
+	if (!k->log_err) {
+		k->log_src = KMSG;
+		return;
+	}
+	snprintf(k->log_why, sizeof(k->log_why), KMSG ": %s", strerror(-k->log_err));
+	if (report_root()[0])
+		return;
+	err = read_syslog(k);
+	if (!err) {
+		k->log_src = "syslog(2)";
+		k->log_why[0] = 0;
+		return;
+	}
+	snprintf(k->log_why + strlen(k->log_why), sizeof(k->log_why) - strlen(k->log_why),
+		 "; syslog(2): %s", strerror(-err));
 }
 
 /* /dev/kmsg, non-blocking: each read() is one record there; a regular file
@@ -215,7 +282,8 @@ void report_kernel_read(struct report_kernel *k)
 	read_cmdline(k);
 	k->scalar_err = hwt_misaligned_hwprobe(-1, HWT_HWPROBE_MISALIGNED_SCALAR_PERF, &k->scalar);
 	k->vector_err = hwt_misaligned_hwprobe(-1, HWT_HWPROBE_MISALIGNED_VECTOR_PERF, &k->vector);
-	read_log(k);
+	read_any_log(k);
+	report_smmu_decide(k);
 }
 
 static const char *hwprobe_why(int err)
@@ -313,6 +381,8 @@ void report_kernel_json(struct json *j, const struct report_kernel *k)
 	json_name_list(j, k->smmus);
 	json_key(j, "iommus");
 	json_name_list(j, k->iommus);
+	json_key(j, "smmus");
+	report_smmu_json(j, k);
 	why[0] = 0;
 	if (k->iommu_err && k->iommu_err != -ENOENT)
 		snprintf(why, sizeof(why), IOMMU_DIR ": %s", strerror(-k->iommu_err));
@@ -349,10 +419,12 @@ void report_kernel_json(struct json *j, const struct report_kernel *k)
 	for (unsigned i = 0; i < k->nlog; i++)
 		json_str(j, k->log[i]);
 	json_close(j);
-	why[0] = 0;
-	if (k->log_err)
-		snprintf(why, sizeof(why), KMSG ": %s", strerror(-k->log_err));
-	note(j, why);
+	json_key(j, "source");
+	if (k->log_src)
+		json_str(j, k->log_src);
+	else
+		json_null(j);
+	note(j, k->log_why);
 	json_close(j);
 	json_nl(j, "  ");
 	json_close(j);
@@ -369,6 +441,8 @@ static void word_human(FILE *f, const char *name, bool have, const char *v, bool
 
 void report_kernel_human(FILE *f, const struct report_kernel *k)
 {
+	char why[200];
+
 	if (k->msi_err)
 		fprintf(f, "  disable_msipolling (arm_smmu_v3 parameter): not available here: %s\n",
 			k->msi_why);
@@ -385,6 +459,7 @@ void report_kernel_human(FILE *f, const struct report_kernel *k)
 		fprintf(f, "  SMMUv3: present (%s)\n", k->smmus);
 	else
 		fprintf(f, "  SMMUv3: none (IOMMUs: %s)\n", k->iommus[0] ? k->iommus : "none");
+	report_smmu_human(f, k);
 	if (k->cmdline_err) {
 		fprintf(f, "  boot parameters: not available here: /proc/cmdline: %s\n",
 			strerror(-k->cmdline_err));
@@ -400,15 +475,15 @@ void report_kernel_human(FILE *f, const struct report_kernel *k)
 		fprintf(f, "  riscv_hwprobe: misaligned scalar %s, vector %s (all online CPUs)\n",
 			speed_word(k->scalar), k->vector_err ? hwprobe_why(k->vector_err)
 							     : speed_word(k->vector));
-	if (k->log_err)
-		fprintf(f, "  kernel log: not available here: " KMSG ": %s\n", strerror(-k->log_err));
+	if (!k->log_src)
+		fprintf(f, "  kernel log: not available here: %s\n", k->log_why);
 	else if (!k->nlog)
 		fprintf(f, "  kernel log: no misaligned/unaligned or MSI-polling lines\n");
 	for (unsigned i = 0; i < k->nlog; i++)
 		fprintf(f, "  kernel log: %s\n", k->log[i]);
 	fprintf(f, "  note: hwtune's CMD_SYNC comparison measures hwtune's own queue and software SMMU\n"
 		   "        on these CPUs, not a hardware SMMU.\n");
-	if (report_kernel_smmu(k))
+	if (report_kernel_smmu(k) && report_smmu_switch(k, why, sizeof(why)) != 0)
 		fprintf(f, "  to test the kernel's switch on this SMMUv3: boot with "
 			   "arm_smmu_v3.disable_msipolling=1,\n"
 			   "        and run a DMA-heavy workload behind the SMMU before and after "

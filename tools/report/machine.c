@@ -63,7 +63,8 @@ static const char *cpuinfo_value(const char *line, const char *key)
 }
 
 /* Models from /proc/cpuinfo: x86 "model name", riscv "uarch" (else "isa"),
- * arm64 "CPU implementer" + "CPU part"; the x86 hypervisor flag. */
+ * arm64 "CPU implementer" + "CPU part"; the x86 hypervisor and misalignsse
+ * flags (AMD: misaligned SSE allowed; the first CPU's flags line). */
 static void read_cpuinfo(struct report_machine *m, bool *hv_flag)
 {
 	char path[512], line[4096], impl[32] = "", model[128];
@@ -89,6 +90,8 @@ static void read_cpuinfo(struct report_machine *m, bool *hv_flag)
 			snprintf(padded, sizeof(padded), " %s ", v);
 			if (strstr(padded, " hypervisor "))
 				*hv_flag = true;
+			if (m->misalignsse < 0)
+				m->misalignsse = strstr(padded, " misalignsse ") != NULL;
 		}
 	}
 	fclose(f);
@@ -102,6 +105,7 @@ void report_machine_read(struct report_machine *m)
 	char buf[64];
 
 	memset(m, 0, sizeof(*m));
+	m->misalignsse = -1;
 	if (!uname(&u)) {
 		snprintf(m->arch, sizeof(m->arch), "%.31s", u.machine);
 		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
@@ -110,7 +114,11 @@ void report_machine_read(struct report_machine *m)
 	if (report_root()[0] && !report_read_line("/proc/sys/kernel/osrelease", buf, sizeof(buf)))
 		snprintf(m->kernel, sizeof(m->kernel), "%s", buf);
 	read_cpuinfo(m, &hv_flag);
-	if (!report_read_line("/sys/hypervisor/type", buf, sizeof(buf)) && buf[0])
+	/* The CPUID signature names it (x86_64, on this machine only: a fake
+	 * tree has no CPUID); else Xen's sysfs, the DMI vendor, the flag. */
+	if (!report_root()[0] && !hwt_cpu_hypervisor(m->hypervisor, sizeof(m->hypervisor)))
+		;
+	else if (!report_read_line("/sys/hypervisor/type", buf, sizeof(buf)) && buf[0])
 		snprintf(m->hypervisor, sizeof(m->hypervisor), "%s", buf);
 	else if (!report_read_line("/sys/class/dmi/id/sys_vendor", buf, sizeof(buf)) && hv_flag)
 		snprintf(m->hypervisor, sizeof(m->hypervisor), "%s", buf);
@@ -139,6 +147,11 @@ void report_machine_json(struct json *j, const struct report_machine *m)
 	str_or_null(j, "hypervisor", m->hypervisor);
 	str_or_null(j, "cpus_allowed", m->allowed);
 	str_or_null(j, "cpus_online", m->online);
+	json_key(j, "misalignsse");
+	if (m->misalignsse < 0)
+		json_null(j);
+	else
+		json_bool(j, m->misalignsse);
 	json_key(j, "cpu_models");
 	json_arr(j);
 	for (unsigned i = 0; i < m->nmodels; i++)
@@ -155,4 +168,7 @@ void report_machine_human(FILE *f, const struct report_machine *m)
 		m->hypervisor[0] ? ", hypervisor: " : "", m->hypervisor);
 	for (unsigned i = 0; i < m->nmodels; i++)
 		fprintf(f, "  CPU model: %s\n", m->models[i]);
+	if (m->misalignsse > 0)
+		fprintf(f, "  CPU flag misalignsse: misaligned SSE allowed (no #GP on unaligned "
+			   "16-byte SSE operands)\n");
 }

@@ -56,6 +56,16 @@ static void head(FILE *f, const char *name, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+void report_prom_head(FILE *f, const char *name, const char *help)
+{
+	head(f, name, help);
+}
+
+void report_prom_label(FILE *f, const char *value)
+{
+	label(f, value);
+}
+
 void report_prom(FILE *f, const struct report_prom *p)
 {
 	const struct hwt_misaligned_report *r = p->probe;
@@ -90,9 +100,9 @@ void report_prom(FILE *f, const struct report_prom *p)
 		     "misaligned vector access speed per CPU and vector unit as riscv_hwprobe's "
 		     "value: unknown 0, slow 2, fast 3, unsupported 4");
 		for (unsigned i = 0; i < r->n; i++)
-			for (int w = 0; w < 2; w++) {
+			for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
 				const struct hwt_misaligned_vector *v =
-					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+					hwt_misaligned_cpu_unit(&r->cpu[i], u);
 
 				if (v->unit)
 					fprintf(f, "hwtune_misaligned_vector_speed{cpu=\"%d\",unit=\"%s\"} %d\n",
@@ -102,9 +112,9 @@ void report_prom(FILE *f, const struct report_prom *p)
 		     "byte copy time over misaligned vector copy time per CPU and vector unit "
 		     "(0: not measured)");
 		for (unsigned i = 0; i < r->n; i++)
-			for (int w = 0; w < 2; w++) {
+			for (unsigned u = 0; u < HWT_MISALIGNED_UNITS; u++) {
 				const struct hwt_misaligned_vector *v =
-					w ? &r->cpu[i].avx2 : &r->cpu[i].vector;
+					hwt_misaligned_cpu_unit(&r->cpu[i], u);
 
 				if (v->unit)
 					fprintf(f, "hwtune_misaligned_vector_ratio{cpu=\"%d\",unit=\"%s\"} %u.%02u\n",
@@ -155,12 +165,20 @@ void report_prom(FILE *f, const struct report_prom *p)
 		head(f, "hwtune_cmdq_rounds", "interleaved measurement rounds behind the comparison");
 		fprintf(f, "hwtune_cmdq_rounds %u\n", c->rounds);
 		if (c->o.mode[CMDQ_MSI] && c->o.mode[CMDQ_SEV]) {
-			char reco[200];
+			char reco[400];
+			bool disable = cmdq_recommend(c, reco, sizeof(reco));
 
-			head(f, "hwtune_recommend_disable_msipolling",
-			     "1: CONS polling was faster here (disable_msipolling=1), 0: keep MSI polling");
-			fprintf(f, "hwtune_recommend_disable_msipolling %d\n",
-				cmdq_recommend(c, reco, sizeof(reco)) ? 1 : 0);
+			head(f, "hwtune_cmdq_model_verdict",
+			     "hwtune's software model: 1 MSI polling faster, 2 CONS polling faster, "
+			     "0 no difference, -1 inconclusive (rounds disagree)");
+			fprintf(f, "hwtune_cmdq_model_verdict %d\n", c->inconclusive ? -1 : c->faster + 1);
+			/* a kernel parameter only where it can change something */
+			if (!p->k || report_smmu_switch(p->k, reco, sizeof(reco)) != 0) {
+				head(f, "hwtune_recommend_disable_msipolling",
+				     "1: CONS polling was faster in hwtune's model (disable_msipolling=1), "
+				     "0: keep MSI polling; only where the kernel's switch can matter");
+				fprintf(f, "hwtune_recommend_disable_msipolling %d\n", disable ? 1 : 0);
+			}
 		}
 	}
 
@@ -172,5 +190,6 @@ void report_prom(FILE *f, const struct report_prom *p)
 			     "the arm_smmu_v3 module's disable_msipolling parameter (1: Y)");
 			fprintf(f, "hwtune_kernel_disable_msipolling %d\n", p->k->msi_value ? 1 : 0);
 		}
+		report_smmu_prom(f, p->k);
 	}
 }

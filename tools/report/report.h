@@ -30,6 +30,7 @@ struct report_machine {
 	char arch[32];
 	char kernel[128];              /* release, "" unknown */
 	char hypervisor[64];           /* "" none detected */
+	int misalignsse;               /* cpuinfo flag: 1 set, 0 clear, -1 no flags line */
 	char models[REPORT_MODELS][96];
 	unsigned nmodels;
 	char allowed[256], online[256]; /* CPU lists, "" unknown */
@@ -39,6 +40,18 @@ void report_machine_json(struct json *j, const struct report_machine *m);
 void report_machine_human(FILE *f, const struct report_machine *m);
 
 #define REPORT_LOG_LINES 16
+#define REPORT_SMMUS 16
+/* One arm-smmu-v3 instance and the CMD_SYNC completion its driver uses
+ * (report_smmu.c). */
+enum { REPORT_CONS, REPORT_MSI, REPORT_UNKNOWN };
+struct report_smmu {
+	char name[64];                 /* the device, as the log names it (9050000.smmuv3) */
+	char iommu[64];                /* its /sys/class/iommu entry; "" none found */
+	bool have_features;
+	uint32_t features;             /* the driver's feature word, when have_features */
+	int completion;                /* REPORT_CONS, REPORT_MSI or REPORT_UNKNOWN */
+	char reason[320];
+};
 struct report_kernel {
 	/* /sys/module/arm_smmu_v3/parameters/disable_msipolling */
 	int msi_err;                   /* 0 read, -ENOENT module not loaded, else -errno */
@@ -60,7 +73,24 @@ struct report_kernel {
 	int log_err;
 	unsigned nlog;
 	char log[REPORT_LOG_LINES][200];
+	const char *log_src;           /* "/dev/kmsg", "syslog(2)" or NULL: not read */
+	char log_why[160];             /* why no source could be read; "" read */
+	/* the arm-smmu-v3 features lines of the log, with /sys/class/iommu */
+	unsigned nsmmu;
+	struct report_smmu smmu[REPORT_SMMUS];
 };
+/* report_smmu.c: a log record's text (an arm-smmu-v3 features line is
+ * kept), the completion of each SMMU once everything is read, and their
+ * output.  Switch: whether disable_msipolling can change the completion of
+ * some SMMU here: 1 yes, 0 no (no SMMUv3, or none with MSI and coherency),
+ * -1 unknown. */
+void report_smmu_record(struct report_kernel *k, const char *text);
+int report_smmu_syslog(struct report_kernel *k);
+void report_smmu_decide(struct report_kernel *k);
+int report_smmu_switch(const struct report_kernel *k, char *why, size_t len);
+void report_smmu_json(struct json *j, const struct report_kernel *k);
+void report_smmu_human(FILE *f, const struct report_kernel *k);
+void report_smmu_prom(FILE *f, const struct report_kernel *k);
 void report_kernel_read(struct report_kernel *k);
 void report_kernel_json(struct json *j, const struct report_kernel *k);
 void report_kernel_human(FILE *f, const struct report_kernel *k);
@@ -86,5 +116,8 @@ struct report_prom {
 	const struct report_kernel *k;
 };
 void report_prom(FILE *f, const struct report_prom *p);
+/* # HELP and # TYPE (gauge) lines; a label value, quoted and escaped. */
+void report_prom_head(FILE *f, const char *name, const char *help);
+void report_prom_label(FILE *f, const char *value);
 
 #endif

@@ -16,7 +16,7 @@ void hwt__copy_neon_bytes_unaligned(void *dst, const void *src, size_t len);
 
 int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out)
 {
-	if (kind == HWT__VEC_WIDE)
+	if (kind == HWT__VEC_WIDE || kind == HWT__VEC_WIDE512)
 		return -ENODEV;
 	if (kind != HWT__VEC_MAIN)
 		return -EINVAL;

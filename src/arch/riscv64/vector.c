@@ -19,7 +19,7 @@ void hwt__touch_rvv(void);
 
 int hwt__vec_get(unsigned kind, struct hwt__vec_loops *out)
 {
-	if (kind == HWT__VEC_WIDE)
+	if (kind == HWT__VEC_WIDE || kind == HWT__VEC_WIDE512)
 		return -ENODEV;
 	if (kind != HWT__VEC_MAIN)
 		return -EINVAL;

@@ -26,3 +26,8 @@ static inline void hwt__cpu_relax(void)
 {
 	__asm__ __volatile__("pause" ::: "memory");
 }
+
+/* The verdict on vector unit kind (HWT__VEC_*) from the raw answers: cpuid
+ * leaf 1 ECX, leaf 7 subleaf 0 EBX, and XCR0 (0 when leaf 1 has no OSXSAVE:
+ * xgetbv would fault).  Pure, so that tests can feed it any machine. */
+bool hwt__x86_vec_enabled(unsigned kind, uint32_t leaf1_ecx, uint32_t leaf7_ebx, uint64_t xcr0);

@@ -77,6 +77,8 @@ hwt__copy_bytes_unaligned:
  * AVX2: 2 vmovdqu loads into ymm0-1, then 2 vmovdqu stores; vzeroupper on
  * the way out so later SSE code pays no transition penalty.  The caller
  * checks that the OS saves YMM state before calling it.
+ * AVX-512: 1 vmovdqu64 load into zmm0, then 1 vmovdqu64 store; vzeroupper
+ * likewise; the caller checks that the OS saves the ZMM and opmask state.
  * x86 has no byte-element vector load: the byte side of the vector probe
  * is hwt__copy_bytes_unaligned.
  */
@@ -101,23 +103,32 @@ hwt__copy_sse2_words_unaligned:
 2:	ret
 	.size	hwt__copy_sse2_words_unaligned, .-hwt__copy_sse2_words_unaligned
 
-	.globl	hwt__copy_avx2_words_unaligned
-	.hidden	hwt__copy_avx2_words_unaligned
-	.type	hwt__copy_avx2_words_unaligned, @function
-hwt__copy_avx2_words_unaligned:
+/* A VEX or EVEX copy: the function name, then a macro of the loop's loads
+ * and stores of 64 bytes (rsi to rdi); vzeroupper on the way out. */
+	.macro	vex_copy name, body
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+\name:
 	and	$-64, %rdx
 	jz	2f
-1:	vmovdqu	0(%rsi), %ymm0
-	vmovdqu	32(%rsi), %ymm1
-	vmovdqu	%ymm0, 0(%rdi)
-	vmovdqu	%ymm1, 32(%rdi)
+1:	\body
 	add	$64, %rsi
 	add	$64, %rdi
 	sub	$64, %rdx
 	jnz	1b
 	vzeroupper
 2:	ret
-	.size	hwt__copy_avx2_words_unaligned, .-hwt__copy_avx2_words_unaligned
+	.size	\name, .-\name
+	.endm
+
+	.macro	avx2_words
+	vmovdqu	0(%rsi), %ymm0
+	vmovdqu	32(%rsi), %ymm1
+	vmovdqu	%ymm0, 0(%rdi)
+	vmovdqu	%ymm1, 32(%rdi)
+	.endm
+	vex_copy hwt__copy_avx2_words_unaligned, avx2_words
 
 /* Executes one AVX2 instruction (the SIGILL probe; unused when cpuid and
  * xgetbv already answered). */
@@ -129,6 +140,22 @@ hwt__touch_avx2:
 	vzeroupper
 	ret
 	.size	hwt__touch_avx2, .-hwt__touch_avx2
+
+	.macro	avx512_words
+	vmovdqu64	0(%rsi), %zmm0
+	vmovdqu64	%zmm0, 0(%rdi)
+	.endm
+	vex_copy hwt__copy_avx512_words_unaligned, avx512_words
+
+/* Executes one AVX-512 instruction (the SIGILL probe, as hwt__touch_avx2). */
+	.globl	hwt__touch_avx512
+	.hidden	hwt__touch_avx512
+	.type	hwt__touch_avx512, @function
+hwt__touch_avx512:
+	vpxord	%zmm0, %zmm0, %zmm0
+	vzeroupper
+	ret
+	.size	hwt__touch_avx512, .-hwt__touch_avx512
 
 /*
  * Split-penalty loops: n (truncated to 8) word accesses, all at address p,
