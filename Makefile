@@ -23,9 +23,12 @@
 #   make bench-deps              install the benchmark peers and gnuplot (dpdk-dev, libck-dev, liburcu-dev, gnuplot-nox; apt-get)
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 1
+VERSION_MINOR := 2
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+# The ABI's number, the soname's (libhwtune.so.$(ABI_MAJOR)): raised with every
+# incompatible change (make check-abi), whatever the version says.
+ABI_MAJOR := 1
 
 CROSS ?=
 ifeq ($(origin CC),default)
@@ -164,7 +167,7 @@ $(BUILD)/libhwtune.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/libhwtune.so: $(LIB_OBJS) src/libhwtune.map $(FLAGS_STAMP)
-	$(CC) -shared -Wl,-soname,libhwtune.so.$(VERSION_MAJOR) -Wl,--version-script=src/libhwtune.map \
+	$(CC) -shared -Wl,-soname,libhwtune.so.$(ABI_MAJOR) -Wl,--version-script=src/libhwtune.map \
 		$(ZDEFS) $(SAN_LD) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/hwtune: $(TOOL_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
@@ -443,8 +446,8 @@ install: all
 	install -m 644 include/hwtune/*.h $(DESTDIR)$(INCLUDEDIR)/hwtune/
 	install -m 644 $(BUILD)/libhwtune.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libhwtune.so $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION)
-	ln -sf libhwtune.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwtune.so.$(VERSION_MAJOR)
-	ln -sf libhwtune.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libhwtune.so
+	ln -sf libhwtune.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libhwtune.so.$(ABI_MAJOR)
+	ln -sf libhwtune.so.$(ABI_MAJOR) $(DESTDIR)$(LIBDIR)/libhwtune.so
 	printf '%s\n' "$$HWTUNE_PC" > $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/hwtune.pc
 	install -m 755 $(BUILD)/hwtune $(DESTDIR)$(BINDIR)/

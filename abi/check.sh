@@ -13,7 +13,7 @@
 #  - anything else (a function or variable removed or renamed, a changed
 #    parameter, return, struct or union type, a removed symbol): incompatible.
 #    It fails, unless the library's soname (libhwtune.so.MAJOR, the
-#    Makefile's VERSION_MAJOR) differs from the baseline's: a major bump in the
+#    Makefile's ABI_MAJOR) differs from the baseline's: a major bump in the
 #    same change allows the break, and the baseline is rewritten (commit it).
 set -u
 dir=$(dirname "$0")
@@ -60,7 +60,7 @@ if [ $((broken & 3)) -ne 0 ] || [ $((any & 3)) -ne 0 ]; then
 elif [ "$broken" -ne 0 ] && [ "$old" = "$new" ]; then
 	sed 's/^/# /' "$cur/break"
 	result 0 1 0 "not ok 1 - abi: $lib breaks the ABI of $old (above); restore it," \
-		"or bump VERSION_MAJOR (the soname) in the same commit"
+		"or bump ABI_MAJOR (the soname) in the same commit"
 elif [ "$broken" -ne 0 ]; then
 	sed 's/^/# /' "$cur/break"
 	cp "$cur/lib.abi" "$base"

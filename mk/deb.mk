@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-# Debian packages (debian/): libhwtune0, libhwtune-dev, hwtune.
+# Debian packages (debian/): libhwtune1, libhwtune-dev, hwtune.
 #
 #   make deb           dpkg-buildpackage -us -uc -b in a copy of the tree
 #                      (build/pkg/hwtune-VERSION: what a commit would hold,
 #                      so a stale build/ never leaks in); the .deb files land
 #                      in build/pkg/, then lintian (errors and warnings fail)
-#   make deb-symbols   regenerate debian/libhwtune0.symbols from the last
+#   make deb-symbols   regenerate debian/libhwtune1.symbols from the last
 #                      make deb (after adding public functions: the new ones
 #                      get this VERSION; removing one needs a soname bump)
 # make deps installs debhelper, dpkg-dev and lintian.
@@ -30,6 +30,6 @@ deb: deb-tree
 	@ls -l $(DEB_OUT)/*.deb
 
 deb-symbols:
-	@test -d $(DEB_TREE)/debian/libhwtune0 || { echo "make deb-symbols: run make deb first" >&2; exit 2; }
-	dpkg-gensymbols -plibhwtune0 -P$(DEB_TREE)/debian/libhwtune0 -v$(VERSION) \
-		-Idebian/libhwtune0.symbols -Odebian/libhwtune0.symbols -c0
+	@test -d $(DEB_TREE)/debian/libhwtune1 || { echo "make deb-symbols: run make deb first" >&2; exit 2; }
+	dpkg-gensymbols -plibhwtune1 -P$(DEB_TREE)/debian/libhwtune1 -v$(VERSION) \
+		-Idebian/libhwtune1.symbols -Odebian/libhwtune1.symbols -c0

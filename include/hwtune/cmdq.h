@@ -32,10 +32,15 @@
  * started) returns the measurement's error (-ETIMEDOUT, -ENODEV) and
  * inserts nothing, as do the calls that waited for it; the queue stays
  * unmeasured (hwt_cmdq_info says so) and the next use measures again.  The
- * measurement keeps to timeout_ns: the rounds done by then count, and if
- * not one finished, the configured mode stays for good (the info's reason
- * says so).  The mode is fixed per queue once measured: mixing MSI and CONS
- * waiters on one queue is unsafe.
+ * measurement is a wait on the device of the call that runs it: it starts
+ * the call's one deadline, which its syncs and then the call's own commands
+ * share, so the call returns within timeout_ns whatever the device does.
+ * It measures for at most half of timeout_ns (the rest is the call's, and
+ * the margin of the sync in flight; hwt_cmdq_calibrate() keeps to the same
+ * rule): the rounds done by then count, and if not one finished, the
+ * configured mode stays for good (the info's reason says so).  The mode is
+ * fixed per queue once measured: mixing MSI and CONS waiters on one queue
+ * is unsafe.
  */
 #ifndef HWTUNE_CMDQ_H
 #define HWTUNE_CMDQ_H

@@ -45,7 +45,8 @@ struct hwt_smmu_dev_config {
 	uint32_t idr0;
 	/* IDR1.CMDQS: log2 of the largest queue CMDQ_BASE may describe. */
 	unsigned cmdqs;
-	/* Pin the consumer thread to this CPU; -1 leaves it unpinned. */
+	/* Pin the consumer thread to this CPU (0..CPU_SETSIZE - 1, else create
+	 * fails; one the thread cannot run on fails start); -1: unpinned. */
 	int cpu;
 	/* When CONS is published.  0 (the default): once per run, a run being
 	 * the commands found between CONS and PROD at one read of PROD.  N > 0:
@@ -116,7 +117,8 @@ struct hwt_smmu_dev_config {
 HWT_API void hwt_smmu_dev_config_default(struct hwt_smmu_dev_config *cfg);
 
 /* -EINVAL for a bad config (unknown IDR0 bits, cmdqs/cons_batch/spin/cost
- * out of range, cpu < -1, both handler and handler_batch), -ENOMEM. */
+ * out of range, cpu < -1 or >= CPU_SETSIZE, both handler and handler_batch),
+ * -ENOMEM. */
 HWT_API int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg);
 /* The configuration the device runs with. */
 HWT_API void hwt_smmu_dev_get_config(const struct hwt_smmu_dev *dev,

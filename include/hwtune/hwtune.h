@@ -28,7 +28,7 @@
 #include "hwtune/api.h"
 
 #define HWT_VERSION_MAJOR 0
-#define HWT_VERSION_MINOR 1
+#define HWT_VERSION_MINOR 2
 #define HWT_VERSION_PATCH 0
 
 HWT_BEGIN_DECLS

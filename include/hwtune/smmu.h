@@ -273,9 +273,27 @@ static inline void hwt_smmu_sync_build(uint64_t dw[2], unsigned cs, uint64_t msi
 /*
  * ATC_INV covering [addr, addr + size): the smallest naturally aligned span
  * of 4 KiB pages that holds it, as ADDR (aligned down) and SIZE (log2 of
- * the span in pages).  size 0, or a span of 2^52 pages or more: the whole
- * ATC (SIZE 52, ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.
+ * the span in pages).  size 0, or a span of 2^52 pages (the whole 64-bit
+ * space, e.g. addr 0 or 1 with size UINT64_MAX): the whole ATC (SIZE 52,
+ * ADDR 0).  Sets ADDR and SIZE in c; c->op is the caller's.  0, or -EINVAL:
+ * c NULL, or the span runs past the top (addr + size > 2^64), and then c is
+ * set to the whole ATC all the same.
+ *
+ * The rule for both range helpers (this and hwt_smmu_tlbi_range_init): a
+ * helper never covers less than asked, and a span that wraps past 2^64 is
+ * an error (-EINVAL), neither clamped nor silently widened.  Clamping it at
+ * the top would drop the pages after the wrap (an invalidation smaller than
+ * asked: stale translations stay).  Widening it to everything silently is
+ * possible here (the whole ATC) but not for a TLBI by address, which has no
+ * "everything" form, and it would hide the caller's error: no address lies
+ * past the top, so such a size is an underflowed length or a wrong end,
+ * best reported.  A span that ends exactly at the top (addr + size == 2^64)
+ * is fine.
  */
+HWT_API int hwt_smmu_atc_inv_range(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
+/* The same without the error (its older form, kept for the ABI): a span
+ * past the top gets the whole ATC, never less; NULL c does nothing.  New
+ * code should call hwt_smmu_atc_inv_range and check. */
 HWT_API void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size);
 
 /*
@@ -290,7 +308,8 @@ struct hwt_smmu_tlbi_range {
 	uint64_t iova, end, pages, step;
 	uint8_t tg, ttl, leaf, range, done;
 };
-/* 0, or -EINVAL (granules, alignment to the page, size 0 or overflow). */
+/* 0, or -EINVAL (granules, alignment to the page, size 0, or a span past
+ * the top: iova + size > 2^64, the rule above). */
 HWT_API int hwt_smmu_tlbi_range_init(struct hwt_smmu_tlbi_range *r, uint64_t iova,
 				     uint64_t size, unsigned tg_log2, unsigned granule_log2,
 				     int leaf, int range);

@@ -16,7 +16,10 @@
  * device's lock while CR0ACK.CMDQEN is set: a start racing the disable holds
  * that lock until its own acknowledgement is visible), the device no longer
  * reads queue memory nor calls the GERROR line.  A stopped device keeps
- * CR0ACK at 0, so CR0ACK.CMDQEN also answers "is anybody consuming?".  An
+ * CR0ACK.CMDQEN at 0, so it also answers "is anybody consuming?"; its
+ * count stays that of the last write the device acted on (0 if none), so
+ * that a driver can tell a device that stopped from one that never acted
+ * on its enable (hwt__reg_cr0_acted).  An
  * enable the device refuses (CMDQ_BASE describes no queue) makes
  * hwt_smmu_dev_start fail with -EINVAL, or, on a running device, is
  * acknowledged with CMDQEN 0 (same write count) and never consumed.
@@ -274,6 +277,16 @@ static inline bool hwt__reg_device_live(const struct hwt__smmu_regs *r)
 static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
 {
 	return hwt__reg_read_cr0ack(r) & HWT_SMMU_CR0_CMDQEN;
+}
+
+/* Has the device acted on the driver's last CR0 write (CR0ACK carries its
+ * count), whether it still runs or stopped since?  Not if it never started
+ * after that write.  cr0 is the driver's own write: relaxed; CR0ACK: A_ACK. */
+static inline bool hwt__reg_cr0_acted(const struct hwt__smmu_regs *r)
+{
+	uint32_t cr0 = atomic_load_explicit(&r->cr0, memory_order_relaxed);
+
+	return (hwt__reg_read_cr0ack(r) ^ cr0) >> HWT__CR0_SEQ_SHIFT == 0;
 }
 
 /*

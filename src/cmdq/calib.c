@@ -30,17 +30,37 @@
 #define CALIB_ROUNDS 9
 #define CALIB_SYNCS 200
 
+/* A measurement's time: every sync keeps to `deadline`, the deadline of
+ * the call that measures (timeout_ns from its start), and rounds stop at
+ * `stop`, half of that.  The other half is the margin of the sync in flight
+ * at `stop` (were the two equal, that sync would meet the deadline and fail
+ * a measurement that merely ran out of time) and, on a first use, the time
+ * of the call's own commands under the same deadline. */
+struct budget {
+	uint64_t deadline, stop, span_ns;
+};
+
+static struct budget budget_from_now(const struct hwt_cmdq *q)
+{
+	uint64_t now = hwt__now_ns();
+	struct budget b = { hwt__deadline_after(now, q->timeout_ns),
+			    hwt__deadline_after(now, q->timeout_ns / 2), q->timeout_ns / 2 };
+
+	return b;
+}
+
 /*
  * Mean ns per empty-queue sync, median over rounds; modes interleaved so
- * that machine noise and frequency changes hit both alike.  The whole
- * measurement gets timeout_ns, like any call (those that wait for it keep
- * theirs too): the rounds finished by then count, and if not even one
+ * that machine noise and frequency changes hit both alike.  Every sync
+ * keeps to b.deadline: a device that stops answering makes the measurement
+ * fail by the call's deadline, not timeout_ns after the sync that met it
+ * began.  The rounds finished by b.stop count, and if not even one
  * finished, *rounds is 0 and nothing was measured.
  */
-static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns,
+static int measure_modes(struct hwt_cmdq *q, struct budget b, uint64_t *msi_ns, uint64_t *sev_ns,
 			 unsigned *rounds)
 {
-	uint64_t t[2][CALIB_ROUNDS], end = hwt__deadline_after(hwt__now_ns(), q->timeout_ns);
+	uint64_t t[2][CALIB_ROUNDS];
 	bool saved = q->msipoll, late = false;
 	unsigned r;
 	int err = 0;
@@ -50,11 +70,12 @@ static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns,
 			uint64_t t0, t1 = 0;
 
 			q->msipoll = m == 0;
-			err = hwt__cmdq_insert(q, NULL, 0, true, NULL); /* warm the path */
+			/* warm the path */
+			err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline);
 			t0 = hwt__now_ns();
 			for (int i = 0; i < CALIB_SYNCS && !err && !late; i++) {
-				err = hwt__cmdq_insert(q, NULL, 0, true, NULL);
-				late = (t1 = hwt__now_ns()) > end;
+				err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline);
+				late = (t1 = hwt__now_ns()) > b.stop;
 			}
 			t[m][r] = (t1 - t0) / CALIB_SYNCS;
 		}
@@ -72,11 +93,11 @@ static int measure_modes(struct hwt_cmdq *q, uint64_t *msi_ns, uint64_t *sev_ns,
 
 /* Measure both modes; with auto_poll, keep the faster.  The caller owns
  * the measurement (calib RUNNING, or a queue without auto mode). */
-static int measure_and_choose(struct hwt_cmdq *q, bool choose)
+static int measure_and_choose(struct hwt_cmdq *q, bool choose, struct budget b)
 {
 	uint64_t msi = 0, sev = 0;
 	unsigned rounds = 0;
-	int err = measure_modes(q, &msi, &sev, &rounds);
+	int err = measure_modes(q, b, &msi, &sev, &rounds);
 
 	if (err)
 		return err;
@@ -87,8 +108,9 @@ static int measure_and_choose(struct hwt_cmdq *q, bool choose)
 		/* Too slow to measure here and now: keep the configured mode,
 		 * for good (retrying would slow every later call the same way). */
 		snprintf(q->info.reason, sizeof(q->info.reason),
-			 "auto: not measured (not one round of %d syncs per mode within the "
-			 "timeout, %llu ms): %s polling kept", CALIB_SYNCS,
+			 "auto: not measured (not one round of %d syncs per mode within %llu ms, "
+			 "timeout %llu ms): %s polling kept", CALIB_SYNCS,
+			 (unsigned long long)(b.span_ns / 1000000u),
 			 (unsigned long long)(q->timeout_ns / 1000000u), q->msipoll ? "MSI" : "CONS");
 	} else if (choose) {
 		q->msipoll = msi <= sev;
@@ -127,9 +149,9 @@ static void attempt_failed(struct hwt_cmdq *q, uint32_t gen, int err)
 /* We claimed the word (it was st, now RUNNING): measure, then DONE, or on
  * failure DONE again if an earlier choice stands (measure_modes restored
  * it), else the next generation's PENDING. */
-static int run_attempt(struct hwt_cmdq *q, uint32_t st)
+static int run_attempt(struct hwt_cmdq *q, uint32_t st, struct budget b)
 {
-	int err = measure_and_choose(q, true);
+	int err = measure_and_choose(q, true, b);
 
 	if (!err || st == CALIB_DONE)
 		atomic_store_explicit(&q->calib, CALIB_DONE, memory_order_release); /* R_CALIB */
@@ -149,7 +171,8 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 	/* A_CALIB: pairs with R_CALIB. */
 	st = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (st == CALIB_NONE)
-		return measure_and_choose(q, false); /* for the report; the mode stays */
+		/* for the report; the mode stays */
+		return measure_and_choose(q, false, budget_from_now(q));
 	/* Claim the measurement, as a first use does: an issuer's first use
 	 * must not measure (or choose) beside us. */
 	do
@@ -159,10 +182,10 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 						      (st & ~CALIB_STATE) | CALIB_RUNNING,
 						      memory_order_acquire, /* A_CALIB */
 						      memory_order_acquire));
-	return run_attempt(q, st);
+	return run_attempt(q, st, budget_from_now(q));
 }
 
-int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
+int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q, uint64_t *deadline)
 {
 	/* A_CALIB: pairs with R_CALIB (DONE, or a failed attempt's PENDING). */
 	uint32_t st = atomic_load_explicit(&q->calib, memory_order_acquire), seen;
@@ -177,8 +200,13 @@ int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q)
 		 * attempt's R_CALIB, its restored q->msipoll. */
 		if (atomic_compare_exchange_weak_explicit(&q->calib, &st,
 							  (st & ~CALIB_STATE) | CALIB_RUNNING,
-							  memory_order_acquire, memory_order_acquire))
-			return run_attempt(q, st);
+							  memory_order_acquire, memory_order_acquire)) {
+			/* the call's deadline starts with its measurement */
+			struct budget bud = budget_from_now(q);
+
+			*deadline = bud.deadline;
+			return run_attempt(q, st, bud);
+		}
 	}
 	/*
 	 * Another issuer measures: wait for this attempt (the word, generation

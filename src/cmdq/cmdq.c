@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "arch/arch.h"
 #include "cmdq/impl.h"
@@ -126,6 +127,17 @@ static void devwait_next(struct devwait *w, unsigned every, bool (*waiting)(void
 	w->every = every;
 	w->waiting = waiting;
 	w->arg = arg;
+}
+
+/* A failed wait's log word: "timeout", or after -ENODEV "aborted, " and
+ * why the queue is off (support.c), in buf. */
+#define VERDICT_LEN 96
+static const char *verdict(const struct hwt_cmdq *q, int err, char buf[VERDICT_LEN])
+{
+	if (err != -ENODEV)
+		return "timeout";
+	snprintf(buf, VERDICT_LEN, "aborted, %s", hwt__cmdq_not_running(q));
+	return buf;
 }
 
 /* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
@@ -262,8 +274,10 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
 							    hwcons));
 		if (err) {
-			hwt__cmdq_log(q, "CMDQ timeout: no space for %u entries [prod 0x%08x, cons 0x%08x]",
-				      k, llq_prod(v), read_cons(q));
+			char buf[VERDICT_LEN];
+
+			hwt__cmdq_log(q, "CMDQ %s: no space for %u entries [prod 0x%08x, cons 0x%08x]",
+				      verdict(q, err, buf), k, llq_prod(v), read_cons(q));
 			return err;
 		}
 	}
@@ -418,9 +432,11 @@ static int wait_for_sync(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_pr
 			     : poll_until_consumed(q, w, sync_prod, &cons);
 
 	if (err) {
+		char buf[VERDICT_LEN];
+
 		hwt__cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
-			 err == -ENODEV ? "aborted, device stopped," : "timeout", sync_prod,
-			 hwt__reg_read_prod(q->regs), hwt__reg_read_cons(q->regs));
+			      verdict(q, err, buf), sync_prod, hwt__reg_read_prod(q->regs),
+			      hwt__reg_read_cons(q->regs));
 		cons = read_cons(q); /* never beyond what the device consumed */
 	}
 	leave(q, cons);
@@ -449,11 +465,12 @@ uint64_t hwt_cmdq_thread_cas_retries(void)
  *   ordered by their reservation.
  */
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
-		     bool *inserted)
+		     bool *inserted, uint64_t deadline)
 {
 	const unsigned shift = q->shift;
-	/* The call's waits: first for space, a clock read per 64 polls. */
-	struct devwait w = { .q = q, .every = 63 };
+	/* The call's waits: first for space, a clock read per 64 polls; the
+	 * deadline the caller's, or (0) set at the first slow step. */
+	struct devwait w = { .q = q, .deadline = deadline, .every = 63 };
 	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;

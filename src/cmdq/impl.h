@@ -77,6 +77,10 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 
 /* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Why the queue is not enabled, for a log line after -ENODEV: "device not
+ * started" (the device never acted on this queue's enable) or "device
+ * stopped or destroyed" (it did, and let go since). */
+const char *hwt__cmdq_not_running(const struct hwt_cmdq *q);
 /* The count of messages the rate limit suppressed, if any, to stderr (at destroy). */
 void hwt__cmdq_log_flush(struct hwt_cmdq *q);
 
@@ -95,13 +99,19 @@ void hwt__backoff_wait(struct hwt__backoff *b);
 /* The insertion itself (cmdq.c), without argument checks or calibration.
  * *inserted (if non-NULL) is set once the entries are reserved: an error
  * after that (the CMD_SYNC wait) leaves the commands in the queue, an error
- * before it (the space wait) inserted nothing. */
+ * before it (the space wait) inserted nothing.  deadline: the public call's
+ * (hwt__now_ns() clock), when an earlier step of the call (the first-use
+ * measurement) already started it, or 0: timeout_ns from this insertion's
+ * first wait on the device. */
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
-		     bool *inserted);
+		     bool *inserted, uint64_t deadline);
 /* Auto mode's first use (calib.c): one thread measures, the others wait.
  * 0, or the error of the measurement this call ran or waited for (then the
- * queue stays unmeasured and a later use tries again). */
-int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q);
+ * queue stays unmeasured and a later use tries again).  *deadline: if this
+ * call measured, the call's deadline, which the measurement started and
+ * the call's own insertion keeps; else left 0 (waiting for another thread
+ * is not a wait on the device). */
+int hwt__cmdq_calibrate_first_use(struct hwt_cmdq *q, uint64_t *deadline);
 /* MSI polling is possible at all: IDR0.MSI and IDR0.COHACC (support.c). */
 bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q);
 

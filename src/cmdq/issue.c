@@ -13,6 +13,7 @@
 static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync,
 		 bool *inserted)
 {
+	uint64_t deadline = 0; /* set by a first-use measurement, else at the first wait */
 	uint32_t calib;
 
 	if (!q || (n && !cmds) || n > (1u << q->shift) - sync) /* n + sync could wrap */
@@ -22,12 +23,12 @@ static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (calib != CALIB_NONE && calib != CALIB_DONE) { /* PENDING or RUNNING, any generation */
-		int err = hwt__cmdq_calibrate_first_use(q);
+		int err = hwt__cmdq_calibrate_first_use(q, &deadline);
 
 		if (err)
 			return err; /* nothing inserted; a later use measures */
 	}
-	return hwt__cmdq_insert(q, cmds, n, sync, inserted);
+	return hwt__cmdq_insert(q, cmds, n, sync, inserted, deadline);
 }
 
 int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)

@@ -63,3 +63,9 @@ bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q)
 
 	return (idr0 & HWT_SMMU_IDR0_MSI) && (idr0 & HWT_SMMU_IDR0_COHACC);
 }
+
+const char *hwt__cmdq_not_running(const struct hwt_cmdq *q)
+{
+	return hwt__reg_cr0_acted(q->regs) ? "device stopped or destroyed"
+					   : "device not started (it never acted on the queue's enable)";
+}

@@ -3,31 +3,39 @@
 #include <hwtune/smmu.h>
 
 #include <errno.h>
+#include <stdbool.h>
 
 #define ATC_GRAIN 12
 #define ATC_SIZE_ALL 52
 #define TLBI_NUM_MAX 31u /* NUM is 5 bits: NUM + 1 units */
 #define TLBI_SCALE_MAX 31u
 
-void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
+int hwt_smmu_atc_inv_range(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
 {
 	uint64_t last = addr + size - 1, first_pg = addr >> ATC_GRAIN, diff;
+	bool wraps = size != 0 && last < addr;
 	unsigned log2 = 0;
 
 	if (!c)
-		return;
-	if (last < addr)
-		last = ~0ull;
+		return -EINVAL;
 	diff = first_pg ^ (last >> ATC_GRAIN);
 	if (diff)
 		log2 = 64u - (unsigned)__builtin_clzll(diff);
-	if (size == 0 || log2 >= ATC_SIZE_ALL) {
+	if (size == 0 || wraps || log2 >= ATC_SIZE_ALL) {
+		/* past the top: refused as by tlbi_range_init, but c still
+		 * covers everything (all that atc_inv_span can do) */
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, 0);
 		hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, ATC_SIZE_ALL);
-		return;
+		return wraps ? -EINVAL : 0;
 	}
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_ADDR, (first_pg & ~((1ull << log2) - 1)) << ATC_GRAIN);
 	hwt_smmu_cmd_set(c, HWT_SMMU_F_SIZE, log2);
+	return 0;
+}
+
+void hwt_smmu_atc_inv_span(struct hwt_smmu_cmd *c, uint64_t addr, uint64_t size)
+{
+	(void)hwt_smmu_atc_inv_range(c, addr, size); /* the error leaves the whole ATC */
 }
 
 int hwt_smmu_tlbi_range_init(struct hwt_smmu_tlbi_range *r, uint64_t iova, uint64_t size,

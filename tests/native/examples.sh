@@ -26,7 +26,7 @@ for e in examples/*.c; do
 	tap_ok "$n builds against the installed libhwtune.so" sh -c \
 		"$cc $warn \$(pkg-config --cflags hwtune) '$e' -o '$tap_dir/$n.shared' \
 			\$(pkg-config --libs hwtune) -pthread > '$out' 2>&1 &&
-		 readelf -d '$tap_dir/$n.shared' | grep -q 'NEEDED.*libhwtune.so.0'"
+		 readelf -d '$tap_dir/$n.shared' | grep -q 'NEEDED.*libhwtune.so.1'"
 	tap_ok "$n runs (shared)" sh -c \
 		"LD_LIBRARY_PATH='$root/usr/lib' timeout 60 '$tap_dir/$n.shared' > '$out' 2>&1"
 	tap_ok "$n builds static (pkg-config --static, -static)" sh -c \

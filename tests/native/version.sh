@@ -23,7 +23,8 @@ EOC
 # The build folder is the tool's ($HWTUNE may have an emulator in front).
 lib=$(dirname "$(echo $HWTUNE | awk '{ print $NF }')")
 mkdir -p "$tap_dir/lib"
-ln -s "$PWD/$lib/libhwtune.so" "$tap_dir/lib/libhwtune.so.0"
+soname=$(readelf -d "$lib/libhwtune.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+ln -s "$PWD/$lib/libhwtune.so" "$tap_dir/lib/$soname"
 tap_ok "the shared library's hwt_version() says $v" sh -c \
 	"${CC:-gcc} -Iinclude '$tap_dir/v.c' -o '$tap_dir/v' '$lib/libhwtune.so' -Wl,-rpath,'$tap_dir/lib' \
 	 > '$out' 2>&1 && test \"\$('$tap_dir/v')\" = '$v'"

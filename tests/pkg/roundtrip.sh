@@ -11,7 +11,7 @@
 # dpkg listed is left, nor the unit's enablement state.  TAP on stdout.
 set -u
 cd "$(dirname "$0")/../.."
-pkgs="libhwtune0 libhwtune-dev hwtune"
+pkgs="libhwtune1 libhwtune-dev hwtune"
 apt="apt-get -o DPkg::Lock::Timeout=900 -y -q"
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -50,7 +50,7 @@ for p in $pkgs; do
 done
 check "dpkg -L lists the library, headers, .pc, tool, pages and unit" sh -c "
 	cat '$tmp'/files.* > '$tmp/all'
-	for f in libhwtune.so.0 libhwtune.so libhwtune.a pkgconfig/hwtune.pc include/hwtune/hwtune.h \
+	for f in libhwtune.so.1 libhwtune.so libhwtune.a pkgconfig/hwtune.pc include/hwtune/hwtune.h \
 		bin/hwtune man1/hwtune.1.gz man7/hwtune.7.gz man3/hwt_cmdq_create.3.gz \
 		system/hwtune-probe.service; do
 		grep -q \"/\$f\$\" '$tmp/all' || { echo \"missing: \$f\"; exit 1; }
@@ -63,7 +63,7 @@ for src in examples/*.c; do
 	cp "$src" "$tmp/ex/"
 	check "examples/$e.c builds against libhwtune-dev (pkg-config, shared)" sh -c \
 		"cd '$tmp/ex' && cc -std=c11 -Wall -Wextra -Werror \$(pkg-config --cflags hwtune) $e.c -o $e \
-		 \$(pkg-config --libs hwtune) -pthread && ldd ./$e | grep -q '/libhwtune.so.0 '"
+		 \$(pkg-config --libs hwtune) -pthread && ldd ./$e | grep -q '/libhwtune.so.1 '"
 	check "examples/$e.c builds static (pkg-config --static)" sh -c \
 		"cd '$tmp/ex' && cc -std=c11 -Wall -Wextra -Werror -static \$(pkg-config --cflags hwtune) $e.c \
 		 -o $e-static \$(pkg-config --static --libs hwtune)"

@@ -193,6 +193,11 @@ TEST(null_smmu_field_layout)
 	ASSERT_EQ(hwt_smmu_field_layout(HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_CS, NULL, NULL, NULL), 1);
 }
 
+TEST(null_smmu_atc_inv_range)
+{
+	ASSERT_EQ(hwt_smmu_atc_inv_range(NULL, 0x1000, 0x1000), -EINVAL);
+}
+
 TEST(null_smmu_atc_inv_span)
 {
 	hwt_smmu_atc_inv_span(NULL, 0x1000, 0x1000);

@@ -844,3 +844,75 @@ TEST(device_destroyed_before_its_queue)
 	hwt_cmdq_destroy(r.q);
 }
 
+
+struct space_waiter {
+	struct hwt_cmdq *q;
+	struct hwt_cmdq_cmd cmds[78];
+	int result;
+};
+
+static void *issue_78(void *arg)
+{
+	struct space_waiter *w = arg;
+
+	w->result = hwt_cmdq_issue(w->q, w->cmds, 78, false);
+	return NULL;
+}
+
+/* A device destroyed under a call waiting for space: -ENODEV, and the log
+ * says why (not "timeout": the 30 s deadline is far away). */
+TEST(device_destroyed_during_a_full_queue_wait_is_logged_as_such)
+{
+	static struct space_waiter w;
+	struct hwt_cmdq_cmd cmds[100];
+	pthread_t t;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, false, 7, 30000000000ull);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
+	for (int i = 0; i < 78; i++)
+		tst_cmd_cfgi_ste(w.cmds[i].dw, (uint32_t)i);
+	w.q = r.q;
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 100, false)); /* 100 of 128: no room for 78 */
+	ASSERT_EQ(pthread_create(&t, NULL, issue_78, &w), 0);
+	hwt__sleep_ns(50000000);
+	hwt_smmu_dev_destroy(r.dev);
+	pthread_join(t, NULL);
+	ASSERT_EQ(w.result, -ENODEV);
+	TLOG("%s", r.log.text);
+	ASSERT_TRUE(logged(&r.log, "device stopped or destroyed: no space for 78 entries"));
+	ASSERT_FALSE(logged(&r.log, "timeout"));
+	hwt_cmdq_destroy(r.q);
+}
+
+/* -ENODEV from a device that never started says "not started"; once it
+ * ran and stopped, "stopped". */
+TEST(sync_on_a_device_never_started_is_logged_as_such)
+{
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq *q;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.log = log_hook;
+	o.log_ctx = &log;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV);
+	TLOG("%s", log.text);
+	ASSERT_TRUE(logged(&log, "CMD_SYNC aborted, device not started (it never acted on the "
+				 "queue's enable) at 0x0"));
+	ASSERT_FALSE(logged(&log, "stopped"));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	ASSERT_OK(hwt_cmdq_sync(q));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	ASSERT_EQ(hwt_cmdq_sync(q), -ENODEV);
+	ASSERT_TRUE(logged(&log, "CMD_SYNC aborted, device stopped or destroyed at 0x"));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}

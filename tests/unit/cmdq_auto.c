@@ -120,7 +120,7 @@ struct retrier {
 	struct hwt_cmdq *q;
 	pthread_t t;
 	_Atomic bool stop;
-	unsigned tries;
+	_Atomic unsigned tries; /* read while the retrier runs (relaxed: a count) */
 };
 
 static void *retry_syncs(void *arg)
@@ -129,7 +129,7 @@ static void *retry_syncs(void *arg)
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		hwt_cmdq_sync(r->q); /* each one a failing measurement */
-		r->tries++;
+		atomic_fetch_add_explicit(&r->tries, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -176,7 +176,8 @@ TEST_TIMEOUT(auto_mode_waiter_waits_for_one_attempt, 60)
 	ASSERT_EQ(hwt_cmdq_sync(r.q), -ETIMEDOUT);
 	took = hwt__now_ns() - t0;
 	TLOG("the waiter returned after %llu ms; the retrier made %u attempts",
-	     (unsigned long long)(took / 1000000), r.tries);
+	     (unsigned long long)(took / 1000000),
+	     atomic_load_explicit(&r.tries, memory_order_relaxed));
 	/* one attempt (100 ms) to wait for, then at most its own */
 	ASSERT_TRUE(took < 1000000000ull);
 	end_retrier(&r, false);
@@ -257,9 +258,95 @@ TEST_TIMEOUT(auto_mode_measurement_keeps_to_the_timeout, 60)
 	t0 = hwt__now_ns();
 	ASSERT_OK(hwt_cmdq_sync(q)); /* not measured again */
 	ASSERT_TRUE(hwt__now_ns() - t0 < 100000000ull);
+	/* An explicit calibration that runs out of time is no failure either:
+	 * its rounds stop early enough for the sync in flight to finish
+	 * before the deadline. */
+	ASSERT_OK(hwt_cmdq_calibrate(q));
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_FALSE(info.measured);
 	hwt_smmu_dev_stop(dev);
 	hwt_cmdq_destroy(q);
 	hwt_smmu_dev_destroy(dev);
+}
+
+/* Pause the device at a given time (a thread of its own). */
+struct pauser {
+	struct hwt_smmu_dev *dev;
+	uint64_t at; /* hwt__now_ns() */
+	int err;
+};
+
+static void *pause_at(void *arg)
+{
+	struct pauser *p = arg;
+	uint64_t now = hwt__now_ns();
+
+	if (p->at > now)
+		hwt__sleep_ns(p->at - now);
+	p->err = hwt_smmu_dev_pause(p->dev);
+	return NULL;
+}
+
+/*
+ * The first use's measurement and the call's own commands share the call's
+ * one deadline: a device paused at any point of the call makes it return
+ * by timeout_ns, not timeout_ns after the sync that met the pause began.
+ * Each sync costs 200 us, so the measurement (9 x 2 x 201 syncs, 720 ms)
+ * would outlast the 500 ms timeout: the pauses up to 45% meet it.  The
+ * call's own 100 commands cost 2 ms each, 200 ms after the measurement's
+ * 250 ms: the later pauses meet the call's own CMD_SYNC wait, which must
+ * keep the deadline the measurement started.  The bound, 1.2 x timeout,
+ * leaves 100 ms for the wake-up on a loaded box; a wait given a deadline
+ * of its own returns at 1.3 x or later.
+ */
+TEST_TIMEOUT(auto_mode_measurement_shares_the_call_deadline, 60)
+{
+	static const unsigned pct[] = { 10, 30, 45, 62, 80, 95 };
+	const uint64_t timeout = 500000000;
+
+	for (unsigned i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+		struct hwt_smmu_dev_config dc;
+		struct hwt_cmdq_options o;
+		struct hwt_cmdq_info info;
+		struct pauser p = { 0 };
+		uint64_t t0, took;
+		struct hwt_cmdq_cmd c[100];
+		struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+		struct hwt_cmdq *q;
+		pthread_t t;
+		int err;
+
+		for (unsigned k = 0; k < 100; k++)
+			TST_ENC(c[k].dw, TLBI_NSNH_ALL);
+		hwt_smmu_dev_config_default(&dc);
+		dc.msi_cost_ns = dc.sev_cost_ns = 200000;
+		dc.cmd_cost_ns = 2000000;
+		ASSERT_OK(hwt_smmu_dev_create(&p.dev, &dc));
+		hwt_cmdq_options_default(&o);
+		o.auto_poll = true;
+		o.timeout_ns = timeout;
+		o.log = log_hook;
+		o.log_ctx = &log;
+		ASSERT_OK(hwt_cmdq_create(&q, p.dev, &o));
+		ASSERT_OK(hwt_smmu_dev_start(p.dev));
+		t0 = hwt__now_ns();
+		p.at = t0 + timeout / 100 * pct[i];
+		ASSERT_EQ(pthread_create(&t, NULL, pause_at, &p), 0);
+		err = hwt_cmdq_issue(q, c, 100, true);
+		took = hwt__now_ns() - t0;
+		pthread_join(t, NULL);
+		ASSERT_OK(p.err);
+		hwt_cmdq_get_info(q, &info);
+		TLOG("paused at %u%% of the timeout: %s after %llu ms (%s)", pct[i],
+		     err ? "-ETIMEDOUT" : "0", (unsigned long long)(took / 1000000), info.reason);
+		ASSERT_TRUE(err == 0 || err == -ETIMEDOUT);
+		ASSERT_LE(took, timeout / 10 * 12);
+		ASSERT_OK(hwt_smmu_dev_resume(p.dev));
+		ASSERT_OK(hwt_cmdq_sync(q));
+		hwt_smmu_dev_stop(p.dev);
+		hwt_cmdq_destroy(q);
+		hwt_smmu_dev_destroy(p.dev);
+	}
 }
 
 /*

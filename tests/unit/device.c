@@ -19,10 +19,12 @@
 #include "device/impl.h" /* white box: the consumer's prefetch window */
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- configuration and lifecycle ----------------------------------------- */
 
@@ -518,6 +520,30 @@ TEST(pinned_consumer)
 		ASSERT_EQ(rec->cpu[0], cpu);
 	tq_free(&t);
 	free(rec);
+}
+
+/* The cpu rule (hwt_smmu_dev_create(3)): -1 or 0..CPU_SETSIZE - 1 at
+ * create, else -EINVAL; a CPU the thread cannot run on (here one past the
+ * possible CPUs) fails at start, with the error of pinning the thread. */
+TEST(cpu_out_of_range_is_einval)
+{
+	struct hwt_smmu_dev_config cfg;
+	struct hwt_smmu_dev *dev;
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.cpu = CPU_SETSIZE;
+	ASSERT_EQ(hwt_smmu_dev_create(&dev, &cfg), -EINVAL);
+	cfg.cpu = INT_MAX;
+	ASSERT_EQ(hwt_smmu_dev_create(&dev, &cfg), -EINVAL);
+	ASSERT_GT(conf, 0);
+	if (conf >= CPU_SETSIZE)
+		SKIP("%ld CPUs: no impossible CPU below CPU_SETSIZE to pin to", conf);
+	cfg.cpu = (int)conf;
+	ASSERT_OK(hwt_smmu_dev_create(&dev, &cfg));
+	ASSERT_EQ(hwt_smmu_dev_start(dev), -EINVAL);
+	ASSERT_FALSE(hwt__reg_cmdq_enabled(hwt__bus_regs(dev)));
+	hwt_smmu_dev_destroy(dev);
 }
 
 /* ---- pause, stop, doorbell ------------------------------------------------ */

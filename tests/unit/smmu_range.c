@@ -14,10 +14,36 @@ static void atc(uint64_t addr, uint64_t size, uint64_t want_addr, uint64_t want_
 	uint64_t dw[2];
 
 	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-	hwt_smmu_atc_inv_span(&c, addr, size);
+	ASSERT_OK(hwt_smmu_atc_inv_range(&c, addr, size));
 	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], want_addr);
 	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], want_size);
 	ASSERT_OK(hwt_smmu_encode(&c, dw));
+	tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV); /* the unchecked form: the same */
+	hwt_smmu_atc_inv_span(&c, addr, size);
+	ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], want_addr);
+	ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], want_size);
+}
+
+/* A span past the top of the address space: refused, and c (which held
+ * a small span) covers the whole ATC all the same; the unchecked form
+ * gives the whole ATC. */
+static void atc_wraps(uint64_t addr, uint64_t size)
+{
+	struct hwt_smmu_cmd c;
+	uint64_t dw[2];
+
+	for (int checked = 0; checked < 2; checked++) {
+		tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_ADDR, 0x7000);
+		hwt_smmu_cmd_set(&c, HWT_SMMU_F_SIZE, 0);
+		if (checked)
+			ASSERT_EQ(hwt_smmu_atc_inv_range(&c, addr, size), -EINVAL);
+		else
+			hwt_smmu_atc_inv_span(&c, addr, size);
+		ASSERT_EQ_U64(c.f[HWT_SMMU_F_ADDR], 0);
+		ASSERT_EQ_U64(c.f[HWT_SMMU_F_SIZE], 52);
+		ASSERT_OK(hwt_smmu_encode(&c, dw));
+	}
 }
 
 TEST(atc_inv_span)
@@ -31,16 +57,19 @@ TEST(atc_inv_span)
 	atc(0x8000, 0x8000, 0x8000, 3);
 	atc(0xdead000, 0, 0, 52);   /* size 0: everything */
 	atc(0, ~0ull, 0, 52);
-	atc(0xfffffffffffff000ull, 0x2000, 0xfffffffffffff000ull, 0); /* clamped at the top */
 	for (int n = 0; n < 20000; n++) {
 		uint64_t addr = tst_rand(&s) >> (tst_rand(&s) % 64);
 		uint64_t size = (tst_rand(&s) >> (tst_rand(&s) % 64)) + 1;
-		uint64_t last = addr + size - 1 < addr ? ~0ull : addr + size - 1;
+		uint64_t last = addr + size - 1;
 		struct hwt_smmu_cmd c;
 		uint64_t a, lg;
 
+		if (last < addr) {
+			atc_wraps(addr, size);
+			continue;
+		}
 		tst_cmd_init(&c, HWT_SMMU_OP_ATC_INV);
-		hwt_smmu_atc_inv_span(&c, addr, size);
+		ASSERT_OK(hwt_smmu_atc_inv_range(&c, addr, size));
 		a = c.f[HWT_SMMU_F_ADDR];
 		lg = c.f[HWT_SMMU_F_SIZE];
 		if (lg == 52) {
@@ -54,6 +83,36 @@ TEST(atc_inv_span)
 		if (lg > 0)
 			ASSERT_NE((addr >> (lg - 1 + 12)), (last >> (lg - 1 + 12)));
 	}
+}
+
+/* The edges of the address space: never less than asked (smmu.h's rule). */
+TEST(atc_inv_span_edges)
+{
+	const uint64_t top = 0xfffffffffffff000ull, half = 1ull << 63;
+
+	/* the last page, and spans that end exactly at the top */
+	atc(top, 0x1000, top, 0);
+	atc(~0ull, 1, top, 0);
+	atc(top - 0x1000, 0x2000, top - 0x1000, 1);
+	atc(half, half, half, 51);
+	atc(1, ~0ull, 0, 52);
+	/* spans that wrap past 2^64: refused, not clamped to the top page */
+	atc_wraps(top, 0x2000);
+	atc_wraps(~0ull, ~0ull);
+	atc_wraps(~0ull, 2);
+	atc_wraps(2, ~0ull);
+	atc_wraps(half, half + 1);
+	atc_wraps(0x2000, 0ull - 0x1000);
+	/* exactly 2^52 pages (the whole space) and just under: the whole ATC,
+	 * no smaller aligned span holds them; 2^51 aligned pages: SIZE 51 */
+	atc(0, ~0ull, 0, 52);
+	atc(0, 0ull - 0x1000, 0, 52);
+	atc(0x1000, 0ull - 0x1000, 0, 52);
+	atc(0, half, 0, 51);
+	atc(half - 0x1000, 0x2000, 0, 52); /* two pages across the middle */
+	/* size 0 stays "everything", whatever addr */
+	atc(top, 0, 0, 52);
+	atc(~0ull, 0, 0, 52);
 }
 
 /* Walk a range TLBI; return the number of commands, check contiguity. */
@@ -136,6 +195,18 @@ TEST(tlbi_range)
 	/* the top of the address space does not wrap into a loop */
 	ASSERT_EQ(tlbi_walk(0xffffffffffffe000ull, 0x2000, 12, 12, 1, 1, &cov), 1);
 	ASSERT_EQ(tlbi_walk(0xffffffffffffe000ull, 0x2000, 12, 12, 1, 0, &cov), 2);
+
+	/* the edges, the rule of smmu.h as for ATC_INV: the last page; a span
+	 * that wraps past 2^64 is refused; 2^52 - 1 pages ending at the top
+	 * (2^52 does not fit in size) are covered whole */
+	ASSERT_EQ(tlbi_walk(0xfffffffffffff000ull, 0x1000, 12, 12, 1, 1, &cov), 1);
+	ASSERT_EQ_U64(cov, 0x1000);
+	ASSERT_EQ(tlbi_walk(0xfffffffffffff000ull, 0x1000, 12, 12, 1, 0, &cov), 1);
+	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0xffffffffffff0000ull, 0x20000, 16, 16, 1, 1),
+		  -EINVAL);
+	ASSERT_EQ(hwt_smmu_tlbi_range_init(&r, 0x2000, 0ull - 0x1000, 12, 12, 1, 1), -EINVAL);
+	ASSERT_EQ(tlbi_walk(0x1000, 0ull - 0x1000, 12, 12, 1, 1, &cov), 65543);
+	ASSERT_EQ_U64(cov, 0ull - 0x1000);
 
 	/* 2^40 pages: SCALE tops out at 31, 32 units of 2^31 pages each */
 	ASSERT_EQ(tlbi_walk(0, 1ull << 52, 12, 12, 1, 1, &cov), 16);
