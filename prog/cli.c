@@ -9,6 +9,22 @@
 
 const char *cli_prog = "hwtune";
 
+const char *cli_value(const char *s)
+{
+	static char buf[4][CLI_VALUE_MAX + 32];
+	static unsigned next;
+	size_t len = strlen(s), n = CLI_VALUE_MAX;
+	char *b;
+
+	if (len <= CLI_VALUE_MAX)
+		return s;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) /* s[n] continues a character */
+		n--;
+	b = buf[next++ % 4];
+	snprintf(b, sizeof(buf[0]), "%.*s...(%zu bytes)", (int)n, s, len);
+	return b;
+}
+
 static void verror(const char *cmd, const char *fmt, va_list ap)
 {
 	if (cmd)
@@ -62,7 +78,7 @@ bool cli_parse_dec(const char *cmd, const char *opt, const char *s, uint64_t min
 		why = "too large";
 	if (why) {
 		cli_cmd_error(cmd, "%s: invalid value '%s' (%s; expected a decimal number in %llu..%llu)",
-			      opt, s, why, (unsigned long long)min, (unsigned long long)max);
+			      opt, cli_value(s), why, (unsigned long long)min, (unsigned long long)max);
 		return false;
 	}
 	*out = v;
@@ -143,15 +159,15 @@ static const struct option *by_val(const struct cli_getopt *g, int val)
 	return NULL;
 }
 
-/* "--name" of a long option element (up to '='), for messages. */
+/* "--name" of a long option element (up to '='), for messages (cut as
+ * cli_value cuts). */
 static void long_name(struct cli_getopt *g, const char *elem)
 {
 	size_t n = strcspn(elem, "=");
+	char *name = strndup(elem, n);
 
-	if (n >= sizeof(g->name))
-		n = sizeof(g->name) - 1;
-	memcpy(g->name, elem, n);
-	g->name[n] = '\0';
+	snprintf(g->name, sizeof(g->name), "%s", name ? cli_value(name) : "--?");
+	free(name);
 }
 
 static void try_help(const struct cli_getopt *g, char *buf, size_t len)
@@ -204,7 +220,8 @@ int cli_getopt_next(struct cli_getopt *g)
 		if (c == ':') {
 			cli_cmd_error(g->cmd, "option '%s' needs a value", g->name);
 		} else if (o) {
-			cli_cmd_error(g->cmd, "option '%s' takes no value (in '%s')", g->name, elem);
+			cli_cmd_error(g->cmd, "option '%s' takes no value (in '%s')", g->name,
+				      cli_value(elem));
 		} else if (is_long) {
 			/* unknown, or a prefix of several: name the candidates */
 			size_t n = strlen(g->name) - 2, k = 0;

@@ -13,6 +13,16 @@
 /* The prefix of every message ("hwtune"); main() may set it first. */
 extern const char *cli_prog;
 
+/*
+ * A value as messages echo it: s itself when at most CLI_VALUE_MAX bytes,
+ * else its first CLI_VALUE_MAX bytes (never half a UTF-8 character) and
+ * "...(N bytes)".  Every message that quotes a user's word passes it
+ * through here.  The answer lives in one of 4 static buffers used in turn
+ * (so one message may cut up to 4 values); not thread-safe.
+ */
+#define CLI_VALUE_MAX 64
+const char *cli_value(const char *s);
+
 /* Print "<prog>: <msg>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "<prog> <cmd>: <msg>\n" ("<prog>: <msg>" when cmd is NULL). */
@@ -68,7 +78,7 @@ struct cli_getopt {
 	bool rest;            /* after "--": every argument is an operand */
 	int next;             /* the next operand after "--" */
 	const char *arg;
-	char name[64];
+	char name[CLI_VALUE_MAX + 32];
 };
 void cli_getopt_begin(struct cli_getopt *g, const char *cmd, int argc, char **argv,
 		      const char *shortopts, const struct option *longopts);

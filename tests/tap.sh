@@ -45,6 +45,17 @@ tap_run_env() {
 	rc=$?
 }
 
+# A private cache and runtime folder, none of hwtune's variables: never the
+# user's cache nor the machine's /run/hwtune system file.
+tap_isolate() {
+	XDG_CACHE_HOME=$tap_dir/cache
+	HWTUNE_RUNTIME_DIR=$tap_dir/run
+	export XDG_CACHE_HOME HWTUNE_RUNTIME_DIR
+	mkdir -p "$XDG_CACHE_HOME"
+	unset HWTUNE_UNALIGNED_SCALAR_SPEED HWTUNE_UNALIGNED_VECTOR_SPEED HWTUNE_DISABLE_MSIPOLLING \
+		HWTUNE_ROOT
+}
+
 tap_ok() {
 	tap_name=$1
 	shift

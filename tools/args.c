@@ -4,19 +4,37 @@
 
 #include <string.h>
 
-bool cli_parse_format(const char *cmd, const char *word, struct cli_args *a)
+/* The format word chosen by option `by` (as written for messages). */
+static bool set_format(const char *cmd, const char *word, const char *by, struct cli_args *a)
 {
-	if (!strcmp(word, "text")) {
-		a->json = a->prom = false;
-	} else if (!strcmp(word, "json")) {
-		a->json = true, a->prom = false;
-	} else if (!strcmp(word, "prom")) {
-		a->prom = true, a->json = false;
-	} else {
-		cli_cmd_error(cmd, "--format: invalid value '%s' (expected text, json or prom)", word);
+	bool json = !strcmp(word, "json"), prom = !strcmp(word, "prom");
+
+	if (a->format_by[0] && (a->json != json || a->prom != prom)) {
+		cli_cmd_error(cmd, "%s and %s choose different output formats (give one; --json is "
+			      "--format=json)", a->format_by, by);
 		return false;
 	}
+	a->json = json, a->prom = prom;
+	snprintf(a->format_by, sizeof(a->format_by), "%s", by);
 	return true;
+}
+
+bool cli_parse_format(const char *cmd, const char *word, struct cli_args *a)
+{
+	char by[sizeof(a->format_by)];
+
+	if (strcmp(word, "text") && strcmp(word, "json") && strcmp(word, "prom")) {
+		cli_cmd_error(cmd, "--format: invalid value '%s' (expected text, json or prom)",
+			      cli_value(word));
+		return false;
+	}
+	snprintf(by, sizeof(by), "--format=%s", word);
+	return set_format(cmd, word, by, a);
+}
+
+bool cli_json_flag(const char *cmd, struct cli_args *a)
+{
+	return set_format(cmd, "json", "--json", a);
 }
 
 void cli_args_free(struct cli_args *a)

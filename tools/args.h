@@ -26,6 +26,8 @@ struct cli_args {
 	bool json;                       /* --json, --format=json (every command) */
 	bool per_cpu;                    /* --per-cpu (probe, the main job): one line per CPU */
 	bool prom;                       /* --format=prom (probe, the main job) */
+	char format_by[16];              /* the option that chose the format ("--json",
+					  * "--format=prom"); "": none yet */
 	struct hwt_misaligned_opts probe; /* probe, and the main job's probe */
 	struct hwt_cpus cpus;            /* probe --cpus, when have_cpus */
 	bool have_cpus;
@@ -35,8 +37,14 @@ struct cli_args {
 };
 
 void cli_args_free(struct cli_args *a);
-/* --format=WORD of command cmd (NULL: the main job): text, json or prom
- * into a->json and a->prom; false after reporting a bad word. */
+/*
+ * --format=WORD of command cmd (NULL: the main job): text, json or prom
+ * into a->json and a->prom; cli_json_flag is --json (= --format=json).
+ * One output format per run: repeating the same one is fine, choosing a
+ * different one (--json --format=prom) is refused.  false after reporting
+ * a bad word or the conflict (naming both options).
+ */
 bool cli_parse_format(const char *cmd, const char *word, struct cli_args *a);
+bool cli_json_flag(const char *cmd, struct cli_args *a);
 
 #endif

@@ -33,7 +33,8 @@ void cli_usage(FILE *f)
 		   "  --json             one JSON object on stdout (= --format=json; docs/json.md)\n"
 		   "  --per-cpu          one line per CPU instead of groups\n"
 		   "  --format=FORMAT    text (default), json or prom (Prometheus text format,\n"
-		   "                     for node_exporter's textfile collector)\n"
+		   "                     for node_exporter's textfile collector); one format\n"
+		   "                     per run: --json --format=prom is an error\n"
 		   "  -V, --version      print the version (alone: no other argument)\n"
 		   "  -h, --help         this text\n\n"
 		   "Options take --opt=value or --opt value and may be abbreviated while\n"
@@ -43,7 +44,8 @@ void cli_usage(FILE *f)
 		   "  HWTUNE_UNALIGNED_SCALAR_SPEED=slow|fast|unsupported   skip the scalar probe\n"
 		   "  HWTUNE_UNALIGNED_VECTOR_SPEED=slow|fast|unsupported   skip the vector probe\n"
 		   "                     (both: nothing is probed)\n"
-		   "  HWTUNE_RUNTIME_DIR=DIR   folder of the system result (default /run/hwtune)\n"
+		   "  HWTUNE_RUNTIME_DIR=DIR   folder of the system result, absolute (unset or\n"
+		   "                     empty: /run/hwtune)\n"
 		   "  HWTUNE_DISABLE_MSIPOLLING=0|1   1: measure CONS polling only\n\n"
 		   "Exit status: 0 done, 1 a measurement or writing the output failed, 2 bad usage.\n");
 }

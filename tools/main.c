@@ -11,10 +11,15 @@
  * version, a report), a failed write or flush is an error of the whole run
  * (exit 1, said on stderr), e.g. `hwtune cmdq >/dev/full`.  A run that has
  * failed already keeps its status.  Not on a terminal, stdout keeps all of
- * a run's output (reports are a few KiB) and writes it here, so the flush
- * sees the write's own errno (ENOSPC, EPIPE...), which stdio forgets when
- * a write fails inside printf.
+ * a run's output and writes it here, so the flush sees the write's own
+ * errno (ENOSPC, EPIPE...), which stdio forgets when a write fails inside
+ * printf.  The buffer is ours: setvbuf with a NULL buffer keeps glibc's
+ * size (st_blksize, 4 KiB), so a longer text (probe --help) was written,
+ * and failed, inside printf.  Reports are a few KiB (about 1 KiB per CPU
+ * in JSON); 4 MiB holds them all.
  */
+static char out_buf[4u << 20];
+
 static int finish_stdout(int status)
 {
 	int bad = ferror(stdout), err = 0;
@@ -36,7 +41,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, 1u << 20);
+		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	r = cli_parse(argc, argv, &a);
 
 	if (r == CLI_RUN)

@@ -118,8 +118,9 @@ static int measure_and_choose(struct hwt_cmdq *q, bool choose, struct budget b)
 		q->info.measured = true;
 		snprintf(q->info.reason, sizeof(q->info.reason),
 			 "auto: empty-queue CMD_SYNC %llu ns with MSI polling, %llu ns with CONS "
-			 "polling (median of %u rounds of %d): %s",
-			 (unsigned long long)msi, (unsigned long long)sev, rounds, CALIB_SYNCS,
+			 "polling (median of %u round%s of %d): %s",
+			 (unsigned long long)msi, (unsigned long long)sev, rounds,
+			 rounds == 1 ? "" : "s", CALIB_SYNCS,
 			 q->msipoll ? "MSI polling" : "CONS polling (disable_msipolling)");
 	}
 	pthread_mutex_unlock(&q->info_lock);

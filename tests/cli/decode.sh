@@ -52,7 +52,7 @@ check "after --, --json is a dword" 2 "invalid dword '--json'" err -- 4 -- --jso
 check "unknown option names it" 2 "unknown option '--bogus'" err -- --bogus 4 1f
 check "--json=1 takes no value" 2 "option '--json' takes no value" err -- --json=1 4 1f
 check "unknown opcode names it" 1 'unknown opcode 0x99' err -- 0x99 0
-check "SSec bit is reserved" 1 'reserved bits set (dw0 0x400' err -- 0x446 0
+check "SSec bit is reserved" 1 'reserved bits set: dw0 bit 10 (0x400); dw0 bit 10 is SSec' err -- 0x446 0
 check "CS 3 is invalid" 1 'invalid CS value 3' err -- 0x3046 0
 check "bad hex names the value" 2 "invalid dword 'zz'" err -- 0x46 zz
 check "17 digits rejected" 2 "invalid dword '0x12345678901234567'" err -- 0x12345678901234567 0

@@ -218,7 +218,8 @@ tap_ok "--opt=value with an abbreviation (--budget=7)" test "$(number "$out" bud
 tap_run probe --format=json --unaligned-scalar-speed=fast
 tap_ok "--format=json is --json" eval 'status_is 0 && json_valid "$out"'
 tap_run probe --json --format=text --unaligned-scalar-speed=fast
-tap_ok "--format=text after --json: the last one wins" eval 'status_is 0 && out_has "summary: "'
+tap_ok "--format=text after --json: refused, naming both" \
+	eval 'status_is 2 && err_has "--json and --format=text choose different output formats"'
 for o in --per-cpu --format=prom; do
 	tap_run probe $o --unaligned-scalar-speed=fast
 	tap_ok "$o is accepted" status_is 0

@@ -6,13 +6,15 @@
  * Input: one byte choosing the environment (bits 0-1
  * HWTUNE_UNALIGNED_SCALAR_SPEED unset/"fast"/"bogus"/"", bits 2-3
  * HWTUNE_DISABLE_MSIPOLLING unset/"1"/"0"/"yes", bits 4-5
- * HWTUNE_UNALIGNED_VECTOR_SPEED unset/"slow"/"bogus"/""), then argv[1..] as
+ * HWTUNE_UNALIGNED_VECTOR_SPEED unset/"slow"/"bogus"/"", bits 6-7
+ * HWTUNE_RUNTIME_DIR unset/"/run/x"/"relative"/""), then argv[1..] as
  * NUL-separated words (argv[0] is "hwtune"; at most 64 words).
  * Properties:
  *  - the answer is CLI_RUN, 0 or 2 (CLI_EXIT_USAGE), and the same twice;
  *  - 2: one line on stderr, "hwtune: ...\n" or "hwtune CMD: ...\n" (more
  *    only if it quotes a word with a newline), nothing on stdout: bad usage always says what is
- *    wrong; 0: help or version text on stdout, nothing on stderr;
+ *    wrong, and echoes no word whole beyond CLI_VALUE_MAX bytes (the
+ *    message stays under 1 KiB); 0: help or version text on stdout, nothing on stderr;
  *    CLI_RUN: nothing printed yet;
  *  - CLI_RUN: the options are in their documented ranges and consistent
  *    (probe: budget 1..60000 ms and not with --kernel-window, --cpus
@@ -25,7 +27,9 @@
  *    are the hex its two operands spell; options are read as getopt_long
  *    reads them (exact name or unique abbreviation, "--name=V" or "--name
  *    V", "--" ends them); the environment a run depends on is valid
- *    unless a flag overrides it.
+ *    unless a flag overrides it (HWTUNE_RUNTIME_DIR: probe and the main
+ *    job, always); one output format: every --json / --format=F of a
+ *    line that parsed names the same one.
  */
 #include "fuzz/fuzz.h"
 
@@ -172,18 +176,25 @@ static unsigned env_sel;
 static bool env_speed_ok(void) { return (env_sel & 3) < 2; }         /* unset, "fast" */
 static bool env_msi_ok(void) { return (env_sel >> 2 & 3) < 3; }      /* unset, "1", "0" */
 static bool env_vspeed_ok(void) { return (env_sel >> 4 & 3) < 2; }   /* unset, "slow" */
+static bool env_rdir_ok(void) { return (env_sel >> 6 & 3) != 2; }     /* not "relative" */
 
 static void check_format(const struct scan *sc, const struct lopt *opts, const struct cli_args *a)
 {
 	bool json = false, prom = false;
+	const char *first = NULL;
 
 	for (int i = 0; i < sc->n; i++) {
-		const char *n = opts[sc->idx[i]].name, *v = sc->val[i];
+		const char *n = opts[sc->idx[i]].name, *v = sc->val[i], *f = NULL;
 
 		if (!strcmp(n, "json"))
-			json = true, prom = false;
+			f = "json";
 		else if (!strcmp(n, "format"))
-			json = !strcmp(v, "json"), prom = !strcmp(v, "prom");
+			f = v;
+		if (!f)
+			continue;
+		FUZZ_ASSERT(!first || !strcmp(first, f), "formats '%s' and '%s' both accepted", first, f);
+		first = f;
+		json = !strcmp(f, "json"), prom = !strcmp(f, "prom");
 	}
 	FUZZ_ASSERT(a->json == json && a->prom == prom, "json %d prom %d, want %d %d", a->json,
 		    a->prom, json, prom);
@@ -222,6 +233,7 @@ static void check_probe(int argc, char **argv, const struct cli_args *a)
 				   !(o->flags & HWT_MISALIGNED_NO_CACHE)),
 		    "--system with --cpus, an override or --no-cache");
 	FUZZ_ASSERT(!o->root && !o->runtime_dir, "probe root or runtime dir set by the parse");
+	FUZZ_ASSERT(env_rdir_ok(), "probe ran with a relative HWTUNE_RUNTIME_DIR");
 	check_format(&sc, opts, a);
 	FUZZ_ASSERT(!(o->flags & ~known), "probe flags 0x%x", o->flags);
 	FUZZ_ASSERT(o->budget_us == 0 || (o->budget_us >= 1000 &&
@@ -350,7 +362,7 @@ static void check_main(int argc, char **argv, const struct cli_args *a)
 	FUZZ_ASSERT(sc.npos == 0, "the main job accepted the operand '%s'", sc.pos[0]);
 	FUZZ_ASSERT(!given(&sc, opts, "version") && !given(&sc, opts, "help"),
 		    "the main job runs after --version or --help");
-	FUZZ_ASSERT(env_speed_ok() && env_msi_ok() && env_vspeed_ok(),
+	FUZZ_ASSERT(env_speed_ok() && env_msi_ok() && env_vspeed_ok() && env_rdir_ok(),
 		    "the main job runs with a bad environment");
 	check_format(&sc, opts, a);
 	FUZZ_ASSERT(a->probe.flags == (given(&sc, opts, "no-cache") ? HWT_MISALIGNED_NO_CACHE : 0u),
@@ -371,6 +383,7 @@ static void set_env(unsigned sel)
 	static const char *const speed[] = { NULL, "fast", "bogus", "" };
 	static const char *const msi[] = { NULL, "1", "0", "yes" };
 	static const char *const vspeed[] = { NULL, "slow", "bogus", "" };
+	static const char *const rdir[] = { NULL, "/run/x", "relative", "" };
 
 	env_sel = sel;
 
@@ -386,6 +399,10 @@ static void set_env(unsigned sel)
 		setenv("HWTUNE_UNALIGNED_VECTOR_SPEED", vspeed[sel >> 4 & 3], 1);
 	else
 		unsetenv("HWTUNE_UNALIGNED_VECTOR_SPEED");
+	if (rdir[sel >> 6 & 3])
+		setenv("HWTUNE_RUNTIME_DIR", rdir[sel >> 6 & 3], 1);
+	else
+		unsetenv("HWTUNE_RUNTIME_DIR");
 }
 
 static size_t count_char(const char *s, size_t n, char ch)
@@ -434,6 +451,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    c.err[c.nerr - 1] == '\n' &&
 				    (newlines || count_char(c.err, c.nerr, '\n') == 1),
 			    "bad usage must say why in one line, said: '%.*s'", (int)c.nerr, c.err);
+		FUZZ_ASSERT(c.nerr < 1024, "a message of %zu bytes: '%.200s'", c.nerr, c.err);
 	} else if (r == 0) {
 		FUZZ_ASSERT(c.nout > 0 && c.nerr == 0, "help: %zu bytes out, err '%.*s'", c.nout,
 			    (int)c.nerr, c.err);

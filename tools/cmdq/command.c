@@ -25,7 +25,7 @@ static void cmdq_env_error(void)
 	const char *v = getenv("HWTUNE_DISABLE_MSIPOLLING");
 
 	cli_error("HWTUNE_DISABLE_MSIPOLLING: invalid value '%s' (expected 0 or 1; empty is "
-		  "invalid too)", v ? v : "");
+		  "invalid too)", cli_value(v ? v : ""));
 }
 
 int cmdq_defaults(struct cmdq_opts *o)
@@ -150,14 +150,14 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 			o->mode[CMDQ_SEV] = !strcmp(val, "sev") || !strcmp(val, "both");
 			if (!o->mode[CMDQ_MSI] && !o->mode[CMDQ_SEV]) {
 				cli_cmd_error("cmdq", "--poll: invalid value '%s' (expected msi, sev or "
-					      "both)", val);
+					      "both)", cli_value(val));
 				return -1;
 			}
 			break;
 		case O_HANDLER:
 			if (strcmp(val, "smmu") && strcmp(val, "noop")) {
 				cli_cmd_error("cmdq", "--handler: invalid value '%s' (expected smmu or "
-					      "noop)", val);
+					      "noop)", cli_value(val));
 				return -1;
 			}
 			o->noop = !strcmp(val, "noop");
@@ -208,7 +208,7 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 			break;
 		case 1:
 			cli_cmd_error("cmdq", "unexpected argument '%s' (cmdq takes options only; "
-				      "try 'hwtune cmdq --help')", val);
+				      "try 'hwtune cmdq --help')", cli_value(val));
 			return -1;
 		default:
 			return -1;
@@ -256,7 +256,7 @@ int cmdq_run(const struct cmdq_opts *opts, bool json, char *reco, size_t len)
 	report_progress_end(&p);
 
 	if (err) {
-		cli_error("%s", r.error);
+		cli_cmd_error("cmdq", "%s", r.error);
 	} else {
 		if (reco)
 			cmdq_recommend(&r, reco, len);

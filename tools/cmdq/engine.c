@@ -164,7 +164,12 @@ static void sync_segment(struct run *b, struct worker *w, int mode, unsigned rou
 		out[i] = clamp_u32(util_now_ns() - t0);
 	}
 	w->end = util_now_ns();
-	if (err)
+	if (err == -ETIMEDOUT) /* say what the user can change */
+		fail(b, "%s: CMD_SYNC failed: %s (thread %u, round %u): no completion within "
+		     "--timeout-ms %llu with %u producer thread%s; try fewer --threads or a longer "
+		     "--timeout-ms", cmdq_mode_long[mode], strerror(-err), w->id, round,
+		     timeout_ms(b), b->o->threads, b->o->threads == 1 ? "" : "s");
+	else if (err)
 		fail(b, "%s: CMD_SYNC failed: %s (thread %u, round %u)", cmdq_mode_long[mode],
 		     strerror(-err), w->id, round);
 }
@@ -218,7 +223,7 @@ static void run_job(struct run *b, int job, int mode, unsigned round)
 	pthread_cond_broadcast(&b->start_cv);
 	while (b->done < b->nworkers && job != JOB_QUIT) {
 		if (pthread_cond_timedwait(&b->done_cv, &b->mu, &dl) == ETIMEDOUT) {
-			cli_error("cmdq: a segment did not finish within %llu s; giving up",
+			cli_error("a segment did not finish within %llu s; giving up",
 				  (unsigned long long)limit);
 			exit(1);
 		}
@@ -433,14 +438,22 @@ static int pick_cpus(struct run *b)
 		       : -ENOMEM;
 	bool prod0 = bad == UTIL_CPU_BAD_PROD0;
 
-	if (bad != UTIL_CPU_OK)
-		snprintf(r->error, sizeof(r->error), "--%s-cpu: invalid value '%d' (not an allowed CPU)",
-			 prod0 ? "producer" : "device", prod0 ? o->producer_cpu : o->device_cpu);
-	else if (err == -ENOMEM)
-		snprintf(r->error, sizeof(r->error), "cmdq: out of memory");
-	else if (err)
-		snprintf(r->error, sizeof(r->error), "cmdq: cannot read the allowed CPUs: %s",
+	if (bad != UTIL_CPU_OK) {
+		struct hwt_cpus ok = HWT_CPUS_INIT;
+		char list[128];
+
+		if (hwt_cpu_allowed(&ok) < 0 || hwt_cpus_format(&ok, list, sizeof(list)) < 0)
+			snprintf(list, sizeof(list), "?");
+		hwt_cpus_free(&ok);
+		snprintf(r->error, sizeof(r->error),
+			 "--%s-cpu: invalid value '%d' (not an allowed CPU; allowed: %s)",
+			 prod0 ? "producer" : "device", prod0 ? o->producer_cpu : o->device_cpu, list);
+	} else if (err == -ENOMEM) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+	} else if (err) {
+		snprintf(r->error, sizeof(r->error), "cannot read the allowed CPUs: %s",
 			 strerror(-err));
+	}
 	for (unsigned i = 0; !err && i <= o->threads; i++)
 		b->w[i].cpu = i < o->threads ? prod[i] : r->device_cpu; /* last: the echo */
 	if (!err)
@@ -498,7 +511,7 @@ static int setup(struct run *b)
 	floor_init(b->pp, util_spin_ns(b->w[0].cpu, b->r->device_cpu), b->timeout_ns);
 	return 0;
 oom:
-	snprintf(b->r->error, sizeof(b->r->error), "cmdq: out of memory");
+	snprintf(b->r->error, sizeof(b->r->error), "out of memory");
 	return -EIO;
 }
 
@@ -520,7 +533,7 @@ static int measure(struct run *b, unsigned *started)
 		err = make_queue(o, r->device_cpu, m == CMDQ_SEV, false, &b->dev[m], &b->q[m]);
 		if (err) {
 			snprintf(r->error, sizeof(r->error),
-				 "cmdq: cannot set up the %s device and queue: %s", cmdq_mode_long[m],
+				 "cannot set up the %s device and queue: %s", cmdq_mode_long[m],
 				 strerror(-err));
 			return err;
 		}
@@ -534,7 +547,7 @@ static int measure(struct run *b, unsigned *started)
 			build_cmds(w, o->batch);
 		err = util_thread_start(&w->thread, w->cpu, worker_main, w);
 		if (err) {
-			snprintf(r->error, sizeof(r->error), "cmdq: cannot start thread %u: %s", i,
+			snprintf(r->error, sizeof(r->error), "cannot start thread %u: %s", i,
 				 strerror(-err));
 			return err;
 		}
@@ -560,12 +573,12 @@ static int measure(struct run *b, unsigned *started)
 			o->progress(round + 1, b->rounds, o->progress_arg);
 	}
 	if (failed(b)) {
-		snprintf(r->error, sizeof(r->error), "cmdq: %s", b->err);
+		snprintf(r->error, sizeof(r->error), "%s", b->err);
 		return -EIO;
 	}
 	err = summarize(b);
 	if (err)
-		snprintf(r->error, sizeof(r->error), "cmdq: out of memory");
+		snprintf(r->error, sizeof(r->error), "out of memory");
 	return err;
 }
 

@@ -253,8 +253,9 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 		: o->producer_cpu >= 0 ? " (same CPU: --producer-cpu names the device's CPU)"
 		: o->device_cpu >= 0   ? " (same CPU: --device-cpu names the only producer CPU)"
 				       : " (same CPU: only one CPU allowed)");
-	fprintf(f, "  %u rounds interleaved (floor, then each mode), %u timed syncs per mode per "
-		   "round\n", r->rounds, r->per_round);
+	fprintf(f, "  %u round%s interleaved (floor, then each mode), %u timed sync%s per mode "
+		   "per round\n", r->rounds, r->rounds == 1 ? "" : "s", r->per_round,
+		r->per_round == 1 ? "" : "s");
 	if (o->cost[0] || o->cost[1] || o->cost[2])
 		fprintf(f, "  device extra costs ON: msi %u ns, sev %u ns, cmd %u ns\n", o->cost[0],
 			o->cost[1], o->cost[2]);
@@ -306,14 +307,19 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 				   "ratios)\n", metric, CMDQ_TIE * 100, r->factor);
 		else
 			fprintf(f, "  faster (%s): %s, by %.2fx (median of per-round ratios; %u of %u "
-				   "rounds agree)\n", metric, cmdq_mode_long[r->faster], r->factor,
-				r->agree, r->rounds);
+				   "round%s agree%s)\n", metric, cmdq_mode_long[r->faster], r->factor,
+				r->agree, r->rounds, r->rounds == 1 ? "" : "s", r->agree == 1 ? "s" : "");
 	}
 	if (r->have_auto) {
+		/* the library's reason may begin with "auto: " itself */
+		const char *why = r->auto_info.reason;
+
 		if (r->auto_err)
 			fprintf(f, "  auto: measurement failed: %s\n", strerror(-r->auto_err));
+		if (!strncmp(why, "auto: ", 6))
+			why += 6;
 		fprintf(f, "  auto: queue chose %s: %s\n",
-			r->auto_info.msipolling ? "MSI polling" : "CONS polling", r->auto_info.reason);
+			r->auto_info.msipolling ? "MSI polling" : "CONS polling", why);
 		if (!r->auto_err && !r->auto_info.measured)
 			fprintf(f, "  warning: the auto_poll queue measured no round: its choice is the "
 				   "configured mode, not a measurement\n");

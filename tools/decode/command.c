@@ -49,7 +49,7 @@ static bool parse_dword(const char *s, uint64_t *out)
 	}
 	if (*p || n == 0 || n > 16) {
 		cli_cmd_error("decode", "invalid dword '%s' (expected 1 to 16 hex digits, with or "
-			      "without 0x)", s);
+			      "without 0x)", cli_value(s));
 		return false;
 	}
 	*out = v;
@@ -83,6 +83,34 @@ static size_t fields_in_order(unsigned op, unsigned order[HWT_SMMU_F_COUNT],
 	return n;
 }
 
+/* "dw1 bit 5 (0x20)", "dw0 bits 12, 14-15 (0xd000)": the set bits of
+ * mask, runs as ranges; appended to buf at *pos.  Nothing for mask 0. */
+static void name_bits(char *buf, size_t len, size_t *pos, int dw, uint64_t mask)
+{
+	const char *sep = "";
+
+	if (!mask)
+		return;
+#define PUT(...) (*pos += (size_t)snprintf(buf + *pos, *pos < len ? len - *pos : 0, __VA_ARGS__))
+	PUT("%sdw%d bit%s ", *pos ? "; " : "", dw, mask & (mask - 1) ? "s" : "");
+	for (int b = 0; b < 64; b++) {
+		int e = b;
+
+		if (!(mask >> b & 1))
+			continue;
+		while (e < 63 && (mask >> (e + 1) & 1))
+			e++;
+		if (e > b)
+			PUT("%s%d-%d", sep, b, e);
+		else
+			PUT("%s%d", sep, b);
+		sep = ", ";
+		b = e;
+	}
+	PUT(" (0x%llx)", (unsigned long long)mask);
+#undef PUT
+}
+
 /* Why decode refused a command with a known opcode. */
 static void explain_invalid(const char *name, const uint64_t dw[2], const uint64_t own[2],
 			    const unsigned *order, size_t n)
@@ -90,9 +118,14 @@ static void explain_invalid(const char *name, const uint64_t dw[2], const uint64
 	uint64_t r0 = dw[0] & ~own[0], r1 = dw[1] & ~own[1];
 
 	if (r0 | r1) {
-		cli_cmd_error("decode", "%s: reserved bits set (dw0 0x%llx, dw1 0x%llx)%s", name,
-			  (unsigned long long)r0, (unsigned long long)r1,
-			  (r0 & (1ull << 10)) ? "; bit 10 is SSec, unsupported" : "");
+		char bits[512];
+		size_t pos = 0;
+
+		bits[0] = '\0';
+		name_bits(bits, sizeof(bits), &pos, 0, r0);
+		name_bits(bits, sizeof(bits), &pos, 1, r1);
+		cli_cmd_error("decode", "%s: reserved bits set: %s%s", name, bits,
+			      (r0 & (1ull << 10)) ? "; dw0 bit 10 is SSec (secure commands are unsupported)" : "");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -134,7 +167,7 @@ int decode_parse(int argc, char **argv, struct cli_args *a)
 		case 1:
 			if (nargs == 2) {
 				cli_cmd_error("decode", "unexpected argument '%s' after DW0 DW1 (try "
-					      "'hwtune decode --help')", g.arg);
+					      "'hwtune decode --help')", cli_value(g.arg));
 				return CLI_EXIT_USAGE;
 			}
 			arg[nargs++] = g.arg;

@@ -11,6 +11,18 @@
 
 #include <string.h>
 
+/* An operand of the main job: a command spelt elsewhere than first, or no
+ * command at all. */
+static void main_unknown(const char *word)
+{
+	if (cli_command(word))
+		cli_error("'%s' must come first: 'hwtune %s [OPTIONS]' (options before it are "
+			  "the main job's)", word, word);
+	else
+		cli_error("unknown command '%s' (commands: probe, cmdq, decode; try 'hwtune --help')",
+			  cli_value(word));
+}
+
 /* The whole environment is checked here, before anything is measured. */
 int main_parse(int argc, char **argv, struct cli_args *a)
 {
@@ -26,8 +38,8 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 	};
 	struct hwt_misaligned_opts *o = &a->probe;
 	const char *other = NULL;
-	char opt[64];
 	struct cli_getopt g;
+	char opt[sizeof(g.name)];
 	bool version = false;
 	int c, s;
 
@@ -44,7 +56,8 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
 			break;
 		case O_JSON:
-			a->json = true, a->prom = false;
+			if (!cli_json_flag(NULL, a))
+				return CLI_EXIT_USAGE;
 			break;
 		case O_PERCPU:
 			a->per_cpu = true;
@@ -55,7 +68,7 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 			break;
 		case 1:
 			if (!version) {
-				cli_error("unknown command '%s' (try 'hwtune --help')", g.arg);
+				main_unknown(g.arg);
 				return CLI_EXIT_USAGE;
 			}
 			other = g.arg;
@@ -70,7 +83,8 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 	}
 	if (version) {
 		if (other) {
-			cli_error("--version takes no other argument (got '%s')", other);
+			cli_error("--version takes no other argument (got '%s')",
+				  cli_value(other));
 			return CLI_EXIT_USAGE;
 		}
 		printf("hwtune %s\n", hwt_version());
@@ -84,6 +98,8 @@ int main_parse(int argc, char **argv, struct cli_args *a)
 	if (s < 0)
 		return CLI_EXIT_USAGE;
 	o->vector_override_speed = s;
+	if (!probe_env_runtime_dir())
+		return CLI_EXIT_USAGE;
 	if (cmdq_defaults(&a->cmdq))
 		return CLI_EXIT_USAGE;
 	a->run = main_run;
@@ -119,7 +135,7 @@ static void measure_cmdq(struct main_state *st)
 	err = cmdq_measure(&co, &st->c);
 	report_progress_end(&p);
 	if (err) {
-		cli_error("%s", st->c.error);
+		cli_error("cmdq: %s", st->c.error);
 		cmdq_report_free(&st->c);
 		st->cmdq_status = 1;
 		snprintf(st->reco, sizeof(st->reco), "not measured (hwtune cmdq failed)");
@@ -131,13 +147,13 @@ static void measure_cmdq(struct main_state *st)
 
 static void print_human(const struct main_state *st, bool per_cpu)
 {
-	char w[400];
+	char w[400], reco[512];
 
 	printf("== machine\n");
 	report_machine_human(stdout, &st->m);
 	printf("\n== misaligned accesses\n");
 	probe_print_human(stdout, &st->r, per_cpu);
-	printf("recommendation: %s\n", probe_recommendation(st->r.summary));
+	printf("recommendation: %s\n", probe_recommendation(&st->r, reco, sizeof(reco)));
 	printf("\n== CMD_SYNC completion\n");
 	if (st->have_c)
 		cmdq_print_human(stdout, &st->c);
@@ -146,7 +162,7 @@ static void print_human(const struct main_state *st, bool per_cpu)
 	printf("\n== the kernel's settings\n");
 	report_kernel_human(stdout, &st->k);
 	printf("\n== recommendations\n");
-	printf("  misaligned accesses: %s\n", probe_recommendation(st->r.summary));
+	printf("  misaligned accesses: %s\n", probe_recommendation(&st->r, reco, sizeof(reco)));
 	printf("  CMD_SYNC completion, in hwtune's software model: %s\n", st->reco);
 	report_smmu_switch(&st->k, w, sizeof(w));
 	printf("  CMD_SYNC completion, on this machine's SMMU: %s\n", w);
@@ -160,7 +176,7 @@ static void print_human(const struct main_state *st, bool per_cpu)
 static void print_json(const struct main_state *st)
 {
 	struct json j;
-	char w[400];
+	char w[400], reco[512];
 	int sw;
 
 	json_begin(&j, stdout);
@@ -188,7 +204,7 @@ static void print_json(const struct main_state *st)
 	json_key(&j, "misaligned");
 	json_obj(&j);
 	json_key(&j, "summary"), json_str(&j, hwt_misaligned_speed_name(st->r.summary));
-	json_key(&j, "text"), json_str(&j, probe_recommendation(st->r.summary));
+	json_key(&j, "text"), json_str(&j, probe_recommendation(&st->r, reco, sizeof(reco)));
 	json_close(&j);
 	json_nl(&j, "    ");
 	json_key(&j, "cmdq");

@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		"  --per-cpu         one line per CPU (default: one line per group of CPUs\n"
 		"                    that agree)\n"
 		"  --format=FORMAT   text (default), json or prom (Prometheus text format,\n"
-		"                    for node_exporter's textfile collector)\n"
+		"                    for node_exporter's textfile collector); one format\n"
+		"                    per run: --json --format=prom is an error\n"
 		"  --unaligned-scalar-speed=WORD\n"
 		"                    skip probing and report WORD (slow, fast or unsupported)\n"
 		"                    for every CPU, like the kernel's unaligned_scalar_speed=\n"
@@ -60,8 +61,8 @@ static void usage(FILE *f)
 		"                    probing them, like the kernel's unaligned_vector_speed=;\n"
 		"                    with both overrides nothing is probed\n"
 		"  --system          probe every online CPU (whatever the affinity), fresh, and write\n"
-		"                    the system result ($HWTUNE_RUNTIME_DIR if absolute, else\n"
-		"                    /run/hwtune: normally needs root); excludes --cpus, the\n"
+		"                    the system result ($HWTUNE_RUNTIME_DIR, else /run/hwtune:\n"
+		"                    normally needs root); excludes --cpus, the\n"
 		"                    overrides and --no-cache\n"
 		"  -h, --help        this text\n"
 		"\n"
@@ -72,8 +73,9 @@ static void usage(FILE *f)
 		"  HWTUNE_UNALIGNED_SCALAR_SPEED=WORD   same as --unaligned-scalar-speed (the flag\n"
 		"                    wins; set but empty is an error, as any other bad word)\n"
 		"  HWTUNE_UNALIGNED_VECTOR_SPEED=WORD   same as --unaligned-vector-speed (same rules)\n"
-		"  HWTUNE_RUNTIME_DIR  folder of the system result file (absolute; default\n"
-		"                    /run/hwtune), read by every run and written by --system\n"
+		"  HWTUNE_RUNTIME_DIR  folder of the system result file, read by every run and\n"
+		"                    written by --system: absolute (a relative one exits 2;\n"
+		"                    unset or empty: /run/hwtune)\n"
 		"  XDG_CACHE_HOME    the cache lives in $XDG_CACHE_HOME/hwtune/ (else\n"
 		"                    ~/.cache/hwtune/), keyed by boot id, kernel release, CPU\n"
 		"                    model and library version; CPUs missing from it are probed\n"
@@ -100,7 +102,7 @@ static bool cpus_allowed(const char *arg, const struct hwt_cpus *want)
 		if (hwt_cpus_format(&ok, list, sizeof(list)) < 0)
 			snprintf(list, sizeof(list), "?");
 		cli_cmd_error("probe", "--cpus: CPU %d in '%s' is not allowed here (allowed: %s)",
-			      want->cpu[i], arg, list);
+			      want->cpu[i], cli_value(arg), list);
 		good = false;
 	}
 	hwt_cpus_free(&ok);
@@ -151,7 +153,8 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			o->flags |= HWT_MISALIGNED_NO_CACHE;
 			break;
 		case O_JSON:
-			a->json = true, a->prom = false;
+			if (!cli_json_flag("probe", a))
+				return CLI_EXIT_USAGE;
 			break;
 		case O_PERCPU:
 			a->per_cpu = true;
@@ -165,7 +168,7 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			hwt_cpus_free(&a->cpus);
 			if (hwt_cpus_parse_why(cpus_arg, &a->cpus, why, sizeof(why)) < 0) {
 				cli_cmd_error("probe", "--cpus: invalid CPU list '%s': %s (expected e.g. "
-					      "0-3,8)", cpus_arg, why);
+					      "0-3,8)", cli_value(cpus_arg), why);
 				return CLI_EXIT_USAGE;
 			}
 			a->have_cpus = true;
@@ -183,7 +186,7 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 				o->flags &= ~(unsigned)HWT_MISALIGNED_SMT_APART;
 			} else {
 				cli_cmd_error("probe", "--smt: invalid value '%s' (expected together or "
-					      "apart)", v);
+					      "apart)", cli_value(v));
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -192,7 +195,7 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			s = hwt_misaligned_parse_speed(speed_arg);
 			if (s < 0) {
 				cli_cmd_error("probe", "--unaligned-scalar-speed: invalid value '%s' "
-					      "(expected slow, fast or unsupported)", speed_arg);
+					      "(expected slow, fast or unsupported)", cli_value(speed_arg));
 				return CLI_EXIT_USAGE;
 			}
 			o->override_speed = s;
@@ -202,7 +205,7 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			s = hwt_misaligned_parse_speed(vspeed_arg);
 			if (s < 0) {
 				cli_cmd_error("probe", "--unaligned-vector-speed: invalid value '%s' "
-					      "(expected slow, fast or unsupported)", vspeed_arg);
+					      "(expected slow, fast or unsupported)", cli_value(vspeed_arg));
 				return CLI_EXIT_USAGE;
 			}
 			o->vector_override_speed = s;
@@ -212,7 +215,7 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			break;
 		case 1:
 			cli_cmd_error("probe", "unexpected argument '%s' (probe takes options only; "
-				      "try 'hwtune probe --help')", v);
+				      "try 'hwtune probe --help')", cli_value(v));
 			return CLI_EXIT_USAGE;
 		default:
 			return CLI_EXIT_USAGE;
@@ -235,6 +238,8 @@ int probe_parse(int argc, char **argv, struct cli_args *a)
 			return CLI_EXIT_USAGE;
 		o->vector_override_speed = s;
 	}
+	if (!probe_env_runtime_dir())
+		return CLI_EXIT_USAGE;
 	if (a->system) {
 		const char *bad = a->have_cpus                       ? "--cpus"
 				  : speed_arg                        ? "--unaligned-scalar-speed"

@@ -79,7 +79,7 @@ static int env_checked(const char *name, int (*read)(const char **))
 
 	if (s < 0)
 		cli_error("%s: invalid value '%s' (expected slow, fast or unsupported; empty is "
-			  "invalid too)", name, bad);
+			  "invalid too)", name, cli_value(bad));
 	return s;
 }
 
@@ -93,6 +93,20 @@ int probe_env_vector_override(void)
 	return env_checked("HWTUNE_UNALIGNED_VECTOR_SPEED", hwt_misaligned_env_vector_override);
 }
 
+bool probe_env_runtime_dir(void)
+{
+	const char *dir = getenv("HWTUNE_RUNTIME_DIR");
+
+	/* the library's rule (hwt_misaligned_system_write): a relative folder
+	 * would depend on the current folder, so it is never used */
+	if (!dir || !dir[0] || dir[0] == '/')
+		return true;
+	cli_error("HWTUNE_RUNTIME_DIR: invalid value '%s' (expected an absolute folder, e.g. %s; "
+		  "unset or empty: %s)", cli_value(dir), HWT_MISALIGNED_RUNTIME_DIR,
+		  HWT_MISALIGNED_RUNTIME_DIR);
+	return false;
+}
+
 int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 	       struct hwt_misaligned_report *r)
 {
@@ -100,7 +114,7 @@ int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 	return hwt_misaligned_cpus(cpus, o, r);
 }
 
-const char *probe_recommendation(int summary)
+static const char *summary_advice(int summary)
 {
 	switch (summary) {
 	case HWT_MISALIGNED_FAST:
@@ -118,4 +132,71 @@ const char *probe_recommendation(int summary)
 		return "CPUs differ or could not be measured: treat misaligned accesses as slow "
 		       "unless a thread is pinned to CPUs measured fast";
 	}
+}
+
+/* "3.6x", "46x", "46-48x": a range of ratios x100 (as the split line shows). */
+static void ratio_range(char *buf, size_t len, unsigned lo, unsigned hi)
+{
+	char a[24], b[24];
+
+	snprintf(a, sizeof(a), "%.*f", lo >= 1000 ? 0 : 1, lo / 100.0);
+	snprintf(b, sizeof(b), "%.*f", hi >= 1000 ? 0 : 1, hi / 100.0);
+	if (!strcmp(a, b))
+		snprintf(buf, len, "%sx", a);
+	else
+		snprintf(buf, len, "%s-%sx", a, b);
+}
+
+/*
+ * Where misaligned word accesses pay (fast, or CPUs that differ), a large
+ * split penalty still says: align the side that splits.  The worst split
+ * is named with its range over the CPUs (as the report shows it).
+ */
+const char *probe_recommendation(const struct hwt_misaligned_report *r, char *buf, size_t len)
+{
+	static const char *const kind[4] = { "load that crosses a cache line",
+					     "store that crosses a cache line",
+					     "load that crosses a page", "store that crosses a page" };
+	unsigned lo[4] = { 0 }, hi[4] = { 0 }, worst = 0;
+	bool large[4] = { false }, stores, loads, lines;
+	const char *base = summary_advice(r->summary);
+	char range[64];
+
+	if (r->summary != HWT_MISALIGNED_FAST && r->summary != HWT_MISALIGNED_UNKNOWN)
+		return base;
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct hwt_misaligned_split *s = &r->cpu[i].split;
+		unsigned v[4] = { s->line_load, s->line_store, s->page_load, s->page_store };
+
+		for (int k = 0; k < 4 && !r->cpu[i].status; k++) {
+			if (!v[k]) /* not measured */
+				continue;
+			lo[k] = lo[k] && lo[k] < v[k] ? lo[k] : v[k];
+			hi[k] = hi[k] > v[k] ? hi[k] : v[k];
+			large[k] |= v[k] >= PROBE_SPLIT_LARGE_X100;
+		}
+	}
+	for (int k = 1; k < 4; k++)
+		if (hi[k] > hi[worst])
+			worst = (unsigned)k;
+	if (!large[worst])
+		return base;
+	stores = large[1] || large[3], loads = large[0] || large[2];
+	lines = large[0] || large[1];
+	ratio_range(range, sizeof(range), lo[worst], hi[worst]);
+	snprintf(buf, len, "%s%s a word %s costs %s an aligned one: %s",
+		 r->summary == HWT_MISALIGNED_FAST
+			 ? "misaligned word accesses are fast on every CPU, but"
+			 : base,
+		 r->summary == HWT_MISALIGNED_FAST ? "" : "; and", kind[worst], range,
+		 stores && loads ? "align the destination before word loops, and the source too "
+				   "where their offsets agree"
+		 : stores ? (lines ? "align the destination before word loops (unaligned loads "
+				     "are fine)"
+				   : "align the destination before word loops (unaligned loads "
+				     "are fine), or at least keep stores from crossing pages")
+		 : lines ? "align the source before word loops (unaligned stores are fine)"
+			 : "align the source before word loops (unaligned stores are fine), or "
+			   "at least keep loads from crossing pages");
+	return buf;
 }

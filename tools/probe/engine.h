@@ -16,6 +16,10 @@
 int probe_env_override(void);
 /* The same for HWTUNE_UNALIGNED_VECTOR_SPEED (vector_override_speed). */
 int probe_env_vector_override(void);
+/* HWTUNE_RUNTIME_DIR, the folder of the system result: unset or empty (the
+ * default, HWT_MISALIGNED_RUNTIME_DIR) or absolute.  Otherwise prints an
+ * error naming it and its value and returns false. */
+bool probe_env_runtime_dir(void);
 /* HWTUNE_ROOT (a test-only prefix) for the library, NULL for the real /. */
 const char *probe_root(void);
 /* The library's answer in its lookup order (hwt_misaligned_cpus: override,
@@ -24,8 +28,18 @@ const char *probe_root(void);
  * HWTUNE_ROOT.  0 or a negative errno. */
 int probe_self(struct hwt_misaligned_opts *o, const struct hwt_cpus *cpus,
 	       struct hwt_misaligned_report *r);
-/* What a program should do about misaligned accesses, given a set summary. */
-const char *probe_recommendation(int summary);
+/*
+ * A split penalty this large (x100: 4x an aligned access) changes the advice.
+ * Splitting a word access in two costs about 2x by itself (two lines or
+ * pages touched); at 4x the CPU takes a slow path on top (a replay or an
+ * assist), and in a streaming loop of 8-byte accesses over 64-byte lines a
+ * 4x line split alone adds (4 - 1) / 8 = 37% to every access, more than
+ * the short head loop that aligns the pointer first ever costs.
+ */
+#define PROBE_SPLIT_LARGE_X100 400u
+/* What a program should do about misaligned accesses, given r's summary and
+ * its split penalties (see PROBE_SPLIT_LARGE_X100): buf, len >= 64. */
+const char *probe_recommendation(const struct hwt_misaligned_report *r, char *buf, size_t len);
 
 /*
  * What the output knows beyond the report: the library's groups (CPUs

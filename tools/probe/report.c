@@ -105,8 +105,9 @@ static void print_cpu(FILE *f, const struct hwt_misaligned_cpu *c, const char *c
 			c->source == HWT_MISALIGNED_FROM_CACHE ? "cached" : "system result", c->word_ns,
 			c->byte_ns);
 	else if (c->samples)
-		fprintf(f, " [word %" PRIu64 " ns, byte %" PRIu64 " ns, min of %u samples x%u, probe %.3f ms]",
-			c->word_ns, c->byte_ns, c->samples, c->reps, c->probe_ns / 1e6);
+		fprintf(f, " [word %" PRIu64 " ns, byte %" PRIu64 " ns, min of %u sample%s x%u, probe %.3f ms]",
+			c->word_ns, c->byte_ns, c->samples, c->samples == 1 ? "" : "s", c->reps,
+			c->probe_ns / 1e6);
 	if (c->hwprobe >= 0)
 		fprintf(f, " [riscv_hwprobe: %s, %s]", hwt_misaligned_speed_name(c->hwprobe),
 			c->hwprobe == (int)c->speed ? "agrees" : "disagrees");
@@ -453,8 +454,8 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		noperf += (r->cpu[i].notes & HWT_MISALIGNED_NOTE_NO_PERF) != 0;
 	}
 	if (noperf)
-		fprintf(f, "note: perf events unavailable on %u CPU(s): kernel emulation (emulated) "
-			   "cannot be detected\n", noperf);
+		fprintf(f, "note: perf events unavailable on %u CPU%s: kernel emulation (emulated) "
+			   "cannot be detected\n", noperf, noperf == 1 ? "" : "s");
 	fprintf(f, "summary: %s (", hwt_misaligned_speed_name(r->summary));
 	for (int s = 0, first = 1; s <= HWT_MISALIGNED_UNSUPPORTED; s++) {
 		if (!count[s])
@@ -462,7 +463,8 @@ void probe_print_human(FILE *f, const struct hwt_misaligned_report *r, bool per_
 		fprintf(f, "%s%u %s", first ? "" : ", ", count[s], hwt_misaligned_speed_name(s));
 		first = 0;
 	}
-	fprintf(f, "%s of %u CPUs); vector: %s", probed ? "" : "none probed", r->n,
+	fprintf(f, "%s of %u CPU%s); vector: %s", probed ? "" : "none probed", r->n,
+		r->n == 1 ? "" : "s",
 		hwt_misaligned_speed_name(r->vector_summary));
 	if (avx2)
 		fprintf(f, ", avx2: %s", hwt_misaligned_speed_name(r->avx2_summary));
