@@ -250,11 +250,15 @@ $(CMDQ_PEERS): FORCE
 	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] prog/*.h) \
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/cmdq/*.[ch] bench/peers/*.[ch] prog/*.h) \
 		$(CMDQ_PEERS) $(PROG_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
-	@mkdir -p $(BUILD)/obj/bench/peers
+	@mkdir -p $(BUILD)/obj/bench/peers $(BUILD)/obj/bench/cmdq
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
+	for c in $(patsubst bench/cmdq/%.c,%,$(wildcard bench/cmdq/*.c)); do \
+		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/cmdq/$$c.c -o $(BUILD)/obj/bench/cmdq/$$c.o); \
+		objs="$$objs $(BUILD)/obj/bench/cmdq/$$c.o"; \
+	done; \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK_RTS//; s/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
 		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \
