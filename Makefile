@@ -15,7 +15,7 @@
 #   make check-fuzz [FUZZ_TIME=25]   the libFuzzer targets of tests/fuzz, FUZZ_TIME s each
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man pages,
 #                                the systemd unit hwtune-probe.service (not enabled; SYSTEMDUNITDIR)
-#   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
+#   make bench-cmdq              hwt_cmdq against rte_ring(_rts) / ck_ring / wfcqueue / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 #   make bench [BENCH_QUICK=1]   every benchmark: JSON in bench/results/<date>-<host>/, plots,
 #                                docs/benchmarks.md (~5-10 min; quick ~1 min); make bench-report
@@ -242,7 +242,8 @@ bench-probe:
 	@./$(BUILD)/bench/bench_probe $(BENCH_PROBE_ARGS)
 
 # Command queue against peer rings (JSON).  Peers are optional: detect.sh
-# compile-tests each (rte_ring: dpdk-dev, ck_ring: libck-dev); its answer is
+# compile-tests each (rte_ring and rte_ring_rts: dpdk-dev, ck_ring: libck-dev,
+# urcu_wfcq: liburcu-dev); its answer is
 # kept in cmdq-peers.sh and the binary relinks only when that changes.
 CMDQ_PEERS := $(BUILD)/bench/cmdq-peers.sh
 $(CMDQ_PEERS): FORCE
