@@ -132,7 +132,7 @@ static void find_skipped(struct bench *bn)
 #ifndef HAVE_URCU
 	skip(bn, "urcu_wfcq", "liburcu-dev", NULL);
 #endif
-	(void)skip;
+	(void)skip, (void)bn;
 }
 
 static void cpu_model(char *buf, size_t len)

@@ -62,7 +62,7 @@ struct bench_queue_desc {
 	char what[512];  /* the calls used, how elements travel */
 	/* hwt_cmdq: which insertion the queue runs ("rseq", "shared") and why,
 	 * from its hwt_cmdq_info; empty for the others */
-	char insert_path[16];
+	char insert_path[24];
 	char insert_path_reason[160];
 };
 
@@ -92,6 +92,9 @@ struct bench_queue_ops {
 };
 
 extern const struct bench_queue_ops bench_hwt_ops;
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+extern const struct bench_queue_ops bench_hwt_percpu_ops;
+#endif
 extern const struct bench_queue_ops bench_mutex_ops;
 #ifdef HAVE_DPDK
 extern const struct bench_queue_ops bench_dpdk_ops;
