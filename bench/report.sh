@@ -64,8 +64,10 @@ CMDQ='
 	if (!((g, b) in bseen)) { bseen[g, b] = 1; bursts[g, ++nb[g]] = b } }
 /"ratio_p50":/ { key = g SUBSEP b SUBSEP str($0, "hwt") SUBSEP str($0, "peer")
 	ratio[key] = num($0, "ratio_p50"); wins[key] = num($0, "rounds_hwt_faster"); rounds[key] = num($0, "rounds") }
-/"peer": "[^"]*", "package":/ { skipped = skipped " " str($0, "peer") " (" str($0, "package") ")" }
-/"peer": "[^"]*", "reason":/ { skipped = skipped " " str($0, "peer") " (" str($0, "reason") ")" }
+/"skipped": \[/ { s = $0
+	while (match(s, /\{"peer": "[^"]*", "(package|reason)": "[^"]*"\}/)) {
+		e = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+		skipped = skipped (skipped == "" ? " " : "; ") str(e, "peer") " (" (e ~ /"package"/ ? str(e, "package") : str(e, "reason")) ")" } }
 '
 for g in flow sync; do
 	awk -v g0=$g "$LIB$CMDQ"'END { printf "burst"; for (i = 1; i <= ni; i++) if ((g0, bursts[g0, 1], order[i]) in rate) printf " %s", order[i]; print ""
@@ -207,12 +209,14 @@ busy=$(J '/^\{"machine": / { split(str($0, "loadavg"), l, " "); if (l[1] + 0 > 0
 sync_table() { # $1 config
 	awk -v cfg="$1" "$LIB"'/"c2clat_min_rtt_ns"/ { c2 = num($0, "c2clat_min_rtt_ns"); md = num($0, "c2c_median_rtt_ns") }
 	   /"mode": "/ { md_ = str($0, "mode"); row[md_] = sprintf("%s | %s | %s | %s | %s", num($0, "p50"), num($0, "p90"), num($0, "p99"), num($0, "p999"), num($0, "max")) }
-	   /"msi_to_floor_p50"/ { rm = num($0, "msi_to_floor_p50"); rs = num($0, "sev_to_floor_p50"); rms = num($0, "msi_to_sev_p50"); w = num($0, "rounds_msi_faster"); r = num($0, "rounds") }
+	   /"msi_to_floor_p50"/ { rm = num($0, "msi_to_floor_p50"); rs = num($0, "sev_to_floor_p50"); rms = num($0, "msi_to_sev_p50"); w = num($0, "rounds_msi_faster"); r = num($0, "rounds"); rp = num($0, "msi_percpu_to_floor_p50") }
+	   /"percpu": \{/ { pq = num($0, "queues"); pp = str($0, "insert_path"); pr = str($0, "insert_path_reason") }
 	   /"recommendation": \{"poll"/ { rec = str($0, "poll") }
 	   END {
 		printf "| %s | floor (round trip) | %s | 1 | c2clat min RTT %s ns (one way %.1f), median RTT %s ns (one way %.1f) |\n", cfg, row["floor"], c2, c2 / 2, md, md / 2
 		printf "| %s | MSI polling | %s | %.2fx | MSI/CONS %.3f per round (median), MSI faster in %d/%d rounds |\n", cfg, row["msi"], rm, rms, w, r
-		printf "| %s | CONS polling | %s | %.2fx | recommendation: **%s** |\n", cfg, row["sev"], rs, rec == "sev" ? "sev (disable_msipolling=1)" : "msi (disable_msipolling=0)" }' \
+		printf "| %s | CONS polling | %s | %.2fx | recommendation: **%s** |\n", cfg, row["sev"], rs, rec == "sev" ? "sev (disable_msipolling=1)" : "msi (disable_msipolling=0)"
+		if ("msi_percpu" in row) printf "| %s | MSI polling, per-CPU queues | %s | %.2fx | %s queues, insert path **%s** (%s) |\n", cfg, row["msi_percpu"], rp, pq, pp, pr }' \
 		"$dir/sync-$1.json"
 }
 rec_of() { J '/"recommendation": \{"poll"/ { print str($0, "poll") }' "$dir/sync-$1.json"; }
@@ -253,6 +257,20 @@ cont_table() {
 					c = c sprintf("%s%s %.3f", c == "" ? "" : ", ", n == "" ? "flow" : n, cas[p, b, x]) } }
 			printf " %s |\n", c }
 		for (f in bad) printf "| - | - | %s failed (see %s.log) |\n", f, f }' $conts
+}
+
+# hwtune cmdq with several producers: per mode, the sync latency of a call.
+tool_threads() {
+	f=$dir/tool-cmdq-threads8.json
+	[ -s "$f" ] || return 0
+	echo "Oversubscribed producers as users run them: \`$(cmd_of tool-cmdq-threads8)\` (each call a batch"
+	echo "+ CMD_SYNC, the time of the call; µs):"
+	echo
+	echo "| poll | threads | batch | p50 | p99 | p99.9 | max | syncs/s |"
+	echo "|---|---|---|---|---|---|---|---|"
+	J 'function us(v) { return sprintf("%.1f", v / 1e3) }
+	   /"poll": "[a-z]+", "threads": / { s = $0; sub(/.*"sync_ns": \{/, "", s); sub(/\}.*/, "", s)
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", str($0, "poll"), num($0, "threads"), num($0, "batch"), us(num(s, "p50")), us(num(s, "p99")), us(num(s, "p999")), us(num(s, "max")), num($0, "syncs_per_s") }' "$f"
 }
 
 cont_cmd() {
@@ -426,6 +444,8 @@ CPUs: the first column says on how many).
 $(cont_table)
 
 $(p=$(paths); [ -z "$p" ] || printf 'Insert path of the hwt_cmdq queues (from their hwt_cmdq_info):\n\n%s\n' "$p")
+
+$(tool_threads)
 
 The shape is the kernel's DMA map/unmap benchmark (each unmap: an invalidation and a CMD_SYNC per
 CPU). **This machine has 2 CPUs: the consumer (device) has one, and every producer shares the

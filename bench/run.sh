@@ -41,7 +41,7 @@ HI1620="--msi-cost-ns 280 --sev-cost-ns 190"
 # 2-CPU machine and spread over real CPUs on a larger one.
 PRODUCERS=1,2,4,8,16
 
-steps=7
+steps=8
 n=0
 progress() {
 	n=$((n + 1))
@@ -87,6 +87,9 @@ run tool-cmdq-default "$B/hwtune" cmdq --json $TOOL
 run tool-cmdq-hi1620 "$B/hwtune" cmdq --json $TOOL $HI1620
 run throughput "$B/bench/bench_cmdq" --bursts 1,8,32,64 --group both $THR
 run contention "$B/bench/bench_cmdq" --producers $PRODUCERS --bursts 1,8 --group sync $CON
+# The oversubscribed tail as users see it: 8 producers, batches of 32 +
+# CMD_SYNC, a queue of 128 entries.
+run tool-cmdq-threads8 "$B/hwtune" cmdq --json --threads 8 --batch 32 --entries-log2 7 $TOOL
 run probe "$B/bench/bench_probe" $PROBE
 
 echo "$(($(date +%s) - t0))" > "$out/elapsed_s"

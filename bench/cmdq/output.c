@@ -84,7 +84,7 @@ static void print_rates(struct json *j, const struct bench *bn, const struct imp
 			json_fixed(j, stat_median(&im->retry[bench_at(bn, pi, bi)], rounds), 4);
 	json_key(j, "calls_per_s_per_producer_p50"),
 		json_fixed(j, stat_median(v, rounds) / P / B, 0);
-	if (fair_share(bn, im, pi, bi, q)) {
+	if (P > 1 && fair_share(bn, im, pi, bi, q)) {
 		json_key(j, "fair_share_ratio_p50"), json_fixed(j, stat_median(q, rounds), 3);
 		json_key(j, "fair_share_ratios");
 		json_arr(j);
