@@ -10,11 +10,16 @@
  * (HWT_CMDQ_QUEUES_PER_CPU): the same with one command queue per CPU
  * (hwt_cmdq_percpu; awaited, MSI polling: hwt_cmdq_percpu_sync_msi).  Its
  * description carries the insert path the queue reports (rseq or shared,
- * and why), read again after the run.
+ * and why), read again after the run.  Its drain (flow) cannot be a
+ * CMD_SYNC from the main thread: a sync covers only what its own thread
+ * queued, on the queues that thread used, and the producers have exited.
+ * It waits instead until the device's statistics count every command the
+ * producers put, as the rings' drains wait for their consumer.
  */
 #include "peers.h"
 
 #include "prog/queue.h"
+#include "prog/sys.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -25,7 +30,8 @@
 struct hq {
 	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq *q;
-	bool await;
+	bool await, percpu;
+	uint64_t timeout_ns;
 	unsigned nprod;
 	struct hwt_smmu_dev_stats st0;
 	struct {
@@ -90,6 +96,8 @@ static int h_create(const struct bench_queue_ops *self, const struct bench_queue
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
 	h->await = cfg->await;
+	h->percpu = percpu;
+	h->timeout_ns = cfg->timeout_ns;
 #ifdef HWT_CMDQ_QUEUES_PER_CPU
 	if (percpu)
 		c.queues = HWT_CMDQ_QUEUES_PER_CPU;
@@ -118,9 +126,12 @@ static int h_create(const struct bench_queue_ops *self, const struct bench_queue
 	else
 		snprintf(d->what, sizeof(d->what),
 			 "hwt_cmdq_issue(cmds, B, false) per burst; software SMMU consumer with a "
-			 "no-op dc.handler, CONS published %s; completion not awaited; one "
-			 "CMD_SYNC (MSI polling) drains the segment (timed); device started and "
-			 "stopped with each segment%s", every, queues);
+			 "no-op dc.handler, CONS published %s; completion not awaited; %s "
+			 "drains the segment (timed); device started and stopped with each "
+			 "segment%s", every,
+			 percpu ? "a wait until the device's stats count every command put"
+				: "one CMD_SYNC (MSI polling)",
+			 queues);
 	*out = h;
 	return 0;
 }
@@ -171,26 +182,46 @@ static double h_cas_retries(void *p)
 	return puts ? (double)retries / (double)puts : 0;
 }
 
+/* Commands the device executed since the segment began (CMD_SYNCs apart). */
+static uint64_t h_executed(const struct hq *h)
+{
+	struct hwt_smmu_dev_stats st;
+
+	hwt_smmu_dev_get_stats(h->dev, &st);
+	return st.cmds - h->st0.cmds - (st.syncs - h->st0.syncs);
+}
+
 static int h_drain(void *p)
 {
 	struct hq *h = p;
+	struct util_wait w = UTIL_WAIT(UTIL_SPIN_NS, h->timeout_ns);
+	uint64_t issued = 0;
 
-	return h->await ? 0 : hwt_cmdq_sync(h->q);
+	if (h->await)
+		return 0;
+	if (!h->percpu)
+		return hwt_cmdq_sync(h->q);
+	/* the producers' counts: read after A_ready or after joining them
+	 * (the bench orders them) */
+	for (unsigned i = 0; i < h->nprod; i++)
+		issued += h->issued[i].n;
+	while (h_executed(h) < issued)
+		if (!util_wait_more(&w))
+			return -ETIMEDOUT;
+	return 0;
 }
 
 static int h_end(void *p)
 {
 	struct hq *h = p;
-	struct hwt_smmu_dev_stats st;
 	uint64_t issued = 0;
 
 	hwt_smmu_dev_stop(h->dev);
-	hwt_smmu_dev_get_stats(h->dev, &st);
 	/* the producers were joined before: their counts are final */
 	for (unsigned i = 0; i < h->nprod; i++)
 		issued += h->issued[i].n;
 	/* the device executed another count */
-	return st.cmds - h->st0.cmds - (st.syncs - h->st0.syncs) != issued ? -EPROTO : 0;
+	return h_executed(h) != issued ? -EPROTO : 0;
 }
 
 const struct bench_queue_ops bench_hwt_ops = {
