@@ -259,18 +259,25 @@ cont_table() {
 		for (f in bad) printf "| - | - | %s failed (see %s.log) |\n", f, f }' $conts
 }
 
-# hwtune cmdq with several producers: per mode, the sync latency of a call.
+# hwtune cmdq with several producers: per run and mode, the sync latency of
+# a call (the shared queue; per-CPU queues where the tool has them).
 tool_threads() {
-	f=$dir/tool-cmdq-threads8.json
-	[ -s "$f" ] || return 0
-	echo "Oversubscribed producers as users run them: \`$(cmd_of tool-cmdq-threads8)\` (each call a batch"
-	echo "+ CMD_SYNC, the time of the call; µs):"
+	[ -s "$dir/tool-cmdq-threads8.json" ] || return 0
+	echo "Oversubscribed producers as users run them: \`$(cmd_of tool-cmdq-threads8)\`$(
+		[ -s "$dir/tool-cmdq-threads8-percpu.json" ] && echo " and with \`--queues per-cpu\`")"
+	echo "(each call a batch + CMD_SYNC, the time of the call; µs):"
 	echo
-	echo "| poll | threads | batch | p50 | p99 | p99.9 | max | syncs/s |"
-	echo "|---|---|---|---|---|---|---|---|"
-	J 'function us(v) { return sprintf("%.1f", v / 1e3) }
-	   /"poll": "[a-z]+", "threads": / { s = $0; sub(/.*"sync_ns": \{/, "", s); sub(/\}.*/, "", s)
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", str($0, "poll"), num($0, "threads"), num($0, "batch"), us(num(s, "p50")), us(num(s, "p99")), us(num(s, "p999")), us(num(s, "max")), num($0, "syncs_per_s") }' "$f"
+	echo "| queues | poll | threads | batch | p50 | p99 | p99.9 | max | syncs/s |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for t in threads8 threads8-percpu; do
+		[ -s "$dir/tool-cmdq-$t.json" ] || continue
+		awk -v Q="$([ $t = threads8 ] && echo shared || echo per-CPU)" "$LIB"'function us(v) { return sprintf("%.1f", v / 1e3) }
+		   /"failed": true/ { printf "| %s | failed (see its .log) |\n", Q }
+		   /"insert_path": "/ { ip = ", " str($0, "insert_path") }
+		   /"poll": "[a-z]+", "threads": / { s = $0; sub(/.*"sync_ns": \{/, "", s); sub(/\}.*/, "", s)
+			row[++n] = sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", str($0, "poll"), num($0, "threads"), num($0, "batch"), us(num(s, "p50")), us(num(s, "p99")), us(num(s, "p999")), us(num(s, "max")), num($0, "syncs_per_s")) }
+		   END { for (i = 1; i <= n; i++) printf "| %s%s %s\n", Q, ip, row[i] }' "$dir/tool-cmdq-$t.json"
+	done
 }
 
 cont_cmd() {

@@ -90,6 +90,12 @@ run contention "$B/bench/bench_cmdq" --producers $PRODUCERS --bursts 1,8 --group
 # The oversubscribed tail as users see it: 8 producers, batches of 32 +
 # CMD_SYNC, a queue of 128 entries.
 run tool-cmdq-threads8 "$B/hwtune" cmdq --json --threads 8 --batch 32 --entries-log2 7 $TOOL
+# ... and on per-CPU queues, where the tool has them.
+if "$B/hwtune" cmdq --help 2>&1 | grep -q -- '--queues'; then
+	steps=$((steps + 1))
+	run tool-cmdq-threads8-percpu "$B/hwtune" cmdq --json --threads 8 --batch 32 --entries-log2 7 \
+		--queues per-cpu $TOOL
+fi
 run probe "$B/bench/bench_probe" $PROBE
 
 echo "$(($(date +%s) - t0))" > "$out/elapsed_s"
