@@ -15,6 +15,8 @@
  *              once they are written.  The polarity flips each lap (valid =
  *              1 on even laps, 0 on odd laps), so the map is never cleared.
  *   owner_prod end of the range the previous owner published to the device.
+ *   space_evt, space_sleepers  where space waiters sleep while the shadow
+ *              cons is frozen, and how many do (the Z/L handshake below).
  *
  * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
  * CAS that unregisters it; a producer short of space, finding no waiter,
@@ -43,6 +45,8 @@
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
  *   R_CALIB (calib.c)/A_CALIB (issue.c)  auto-mode measurement done (or
  *                                 failed, the mode restored) -> issuers
+ *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
+ *                                 (seq_cst Dekker pair, see space_sleep)
  *
  * The public issue calls are in issue.c, setup, options and the GERROR
  * handler in setup.c, auto mode in calib.c, the log and the backoff in
@@ -140,25 +144,39 @@ static const char *verdict(const struct hwt_cmdq *q, int err, char buf[VERDICT_L
 	return buf;
 }
 
+/* The clock read of a wait's slow step: sets the call's deadline and this
+ * wait's start at the first one.  0 with *now, or -ETIMEDOUT past the
+ * deadline, or -ENODEV when the device no longer consumes the queue. */
+static int devwait_check(struct devwait *w, uint64_t *now)
+{
+	struct hwt_cmdq *q = w->q;
+
+	*now = hwt__now_ns();
+	if (!w->deadline)
+		w->deadline = hwt__deadline_after(*now, q->timeout_ns);
+	if (!w->start)
+		w->start = *now;
+	if (*now >= w->deadline)
+		return -ETIMEDOUT;
+	if (!hwt__reg_cmdq_enabled(q->regs))
+		return -ENODEV;
+	return 0;
+}
+
 /* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
 static int devwait_step(struct devwait *w, bool use_events)
 {
 	struct hwt_cmdq *q = w->q;
 	uint64_t now, elapsed;
+	int err;
 
 	if (++w->polls & w->every) {
 		hwt__cpu_relax();
 		return 0;
 	}
-	now = hwt__now_ns();
-	if (!w->deadline)
-		w->deadline = hwt__deadline_after(now, q->timeout_ns);
-	if (!w->start)
-		w->start = now;
-	if (now >= w->deadline)
-		return -ETIMEDOUT;
-	if (!hwt__reg_cmdq_enabled(q->regs))
-		return -ENODEV;
+	err = devwait_check(w, &now);
+	if (err)
+		return err;
 	elapsed = now - w->start;
 	if (elapsed < SPIN_ONLY_NS) {
 		hwt__cpu_relax();
@@ -188,7 +206,57 @@ static int devwait_step(struct devwait *w, bool use_events)
 	return 0;
 }
 
-/* --- insertion ----------------------------------------------------------- */
+/* --- the shadow cons: leaving, refreshing, waiting for it ------------------ */
+
+/*
+ * Space waits.  While anybody is registered (a CMD_SYNC waiter, or a
+ * refresher) the shadow cons is frozen: only the last one to leave moves it,
+ * however much room the device has made.  Polling for that leave (spinning,
+ * yielding, short sleeps) takes the CPU from the registered producers it
+ * waits for: oversubscribed producers convoyed for milliseconds, and for
+ * seconds at 64 producers on one CPU.  So such a waiter sleeps on space_evt
+ * until the last leaver wakes one sleeper; a waiter that finds space wakes
+ * the next (the baton), so sleepers are woken one by one, not as a herd.
+ * While nobody is registered, one waiter registers as the refresher and
+ * watches the device for the others (refresh_shadow), who sleep.
+ *
+ * The handshake (seq_cst, a Dekker pair; no fence beyond the leave's CAS):
+ *
+ *   space sleeper (space_sleep)            last leaver (leave)
+ *   Z0 e = load space_evt (relaxed)        L1 the leave CAS of llq (seq_cst)
+ *   Z1 space_sleepers++ (seq_cst)          L2 load space_sleepers (seq_cst)
+ *   Z2 load llq (seq_cst): somebody        L3 if L2 saw sleepers: space_evt++,
+ *      registered, and no space?              futex_wake(space_evt, 1)
+ *   Z3 futex_wait(space_evt, e, bounded)
+ *   Z4 space_sleepers-- (relaxed)
+ *
+ * In the total order of seq_cst operations either Z1 precedes L2: the
+ * leaver sees a sleeper and bumps space_evt after Z0 read it (Z1
+ * synchronises with L2, so Z0 happens before L3), so some Z3 returns: the
+ * woken one, or every sleeper not yet in the kernel (the word changed).
+ * Or L2 precedes Z1: then L1 precedes Z2, which reads L1's value or a later
+ * one (every write of llq is an RMW), so it sees nobody registered and does
+ * not sleep, or sees a later registration, whose last leave is then the
+ * wake-up.  A woken sleeper that finds space (or gives up) passes the baton
+ * on; one that does not sleeps again only while somebody is registered, or
+ * refreshes.  So no wake-up is lost (the baton's load is relaxed: if it
+ * missed a sleeper, that costs SPACE_SLEEP_NS at most); Z3 is still bounded (SPACE_SLEEP_NS, the call's
+ * deadline), so that a stopped device (-ENODEV) and the deadline are seen.
+ * On x86 L1 is the lock cmpxchg that a release CAS is anyway and L2 a plain
+ * load; on aarch64 casal and ldar.
+ */
+#define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
+
+/* L2, L3: wake one space sleeper after the last leave (L1), or (mo
+ * relaxed) pass the baton on. */
+static void wake_space_sleeper(struct hwt_cmdq *q, memory_order mo)
+{
+	if (!atomic_load_explicit(&q->space_sleepers, mo))                           /* L2 */
+		return;
+	/* Relaxed: the futex compares the word itself; see Z0. */
+	atomic_fetch_add_explicit(&q->space_evt, 1, memory_order_relaxed);            /* L3 */
+	hwt__futex_wake(&q->space_evt, 1);
+}
 
 /*
  * Unregister a CMD_SYNC waiter (or a space refresher).  The last one out
@@ -196,7 +264,8 @@ static int devwait_step(struct devwait *w, bool use_events)
  * else the device's CONS, read while registered), in the same CAS: while
  * it was registered nobody moved the shadow, so that value is at or ahead
  * of it, at or behind CONS, and within a lap of prod.  R_LLQ: pairs with the
- * allocators' A_LLQ; our reads of our slot happen before its reuse.
+ * allocators' A_LLQ; our reads of our slot happen before its reuse.  The
+ * CAS is also L1 (seq_cst): the last one out then wakes the space sleepers.
  */
 static void leave(struct hwt_cmdq *q, uint32_t cons)
 {
@@ -204,84 +273,140 @@ static void leave(struct hwt_cmdq *q, uint32_t cons)
 
 	do
 		n = llq_waiters(v) > 1 ? v - LLQ_ONE_WAITER : llq_make(llq_prod(v), cons, 0);
-	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_release, /* R_LLQ */
+	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_seq_cst, /* R_LLQ, L1 */
 						      memory_order_relaxed));
+	if (!llq_waiters(n))
+		wake_space_sleeper(q, memory_order_seq_cst);
 }
 
-struct space_wait {
+struct cons_wait {
 	struct hwt_cmdq *q;
-	uint32_t k;
+	uint32_t cons;
 };
 
-/* Still no room for k entries, judging by the device's own CONS? */
-static bool space_waiting(void *arg)
+/* The refresher's condition: the device's CONS still where the shadow is? */
+static bool cons_unmoved(void *arg)
 {
-	struct space_wait *sw = arg;
-	uint64_t v = atomic_load_explicit(&sw->q->llq, memory_order_acquire); /* A_LLQ */
+	struct cons_wait *cw = arg;
 
-	return !hwt__q_has_space(sw->q->shift, llq_prod(v), read_cons(sw->q), sw->k);
+	return read_cons(cw->q) == cw->cons; /* A_CONS */
+}
+
+/*
+ * Nobody is registered and there is no room for k: refresh the shadow cons
+ * as a CMD_SYNC waiter would.  Register (A_LLQ: the CONS reads below are
+ * not behind the value the shadow was set from), wait until the device's
+ * CONS differs from the shadow's (one poller for all the space waiters,
+ * who sleep meanwhile), leave with the CONS read (A_CONS, then R_LLQ, L1).
+ * While we are registered the shadow cons cannot move, so prod stays within
+ * a lap of it and of what we read.  A single CAS installing a CONS read
+ * before registering would not do: llq can show the same value again two
+ * laps later (ABA), and would then take a CONS from two laps ago (model
+ * (q)).  0 when the shadow may have changed (a lost CAS too), else the
+ * wait's error.
+ */
+static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
+{
+	struct cons_wait cw = { q, llq_cons(v) };
+	int err = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&q->llq, &v, v + LLQ_ONE_WAITER,
+						    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	w->waiting = cons_unmoved;
+	w->arg = &cw;
+	for (;;) {
+		uint32_t hwcons = read_cons(q); /* A_CONS */
+
+		if (hwcons != cw.cons)
+			break;
+		/* The device signals only the full -> not-full edge of what it
+		 * was given: sleep on events while PROD shows a full queue,
+		 * else back off (more space needs no edge). */
+		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
+							    hwcons));
+		if (err)
+			break;
+	}
+	leave(q, read_cons(q)); /* A_CONS, then R_LLQ, L1 */
+	return err;
+}
+
+/*
+ * Somebody is registered and there is no room for k: only the last leave
+ * moves the shadow cons.  Spin a little (it may be about to leave on
+ * another CPU), then sleep until it does (Z0..Z4 above).  0 to look again,
+ * or the wait's error.
+ */
+static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
+{
+	uint64_t now, left, v;
+	uint32_t e;
+	int err;
+
+	if (++w->polls & w->every) {
+		hwt__cpu_relax();
+		return 0;
+	}
+	err = devwait_check(w, &now);
+	if (err || now - w->start < SPIN_ONLY_NS) {
+		hwt__cpu_relax();
+		return err;
+	}
+	left = w->deadline - now;
+	e = atomic_load_explicit(&q->space_evt, memory_order_relaxed);                 /* Z0 */
+	atomic_fetch_add_explicit(&q->space_sleepers, 1, memory_order_seq_cst);         /* Z1 */
+	v = atomic_load_explicit(&q->llq, memory_order_seq_cst);                        /* Z2 */
+	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k))
+		hwt__futex_wait(&q->space_evt, e, left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
+	atomic_fetch_sub_explicit(&q->space_sleepers, 1, memory_order_relaxed);         /* Z4 */
+	return 0;
+}
+
+/* The log line of a failed space wait: what the call waited for. */
+static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
+{
+	uint32_t hwprod = hwt__reg_read_prod(q->regs), hwcons = read_cons(q);
+	uint32_t prod = llq_prod(v) & ~HWT__Q_OWNED, waiters = llq_waiters(v);
+	char buf[VERDICT_LEN];
+
+	if (waiters && hwt__q_has_space(q->shift, prod, hwcons, k))
+		hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: the device has made room (CONS "
+			      "0x%08x), but the shadow cons 0x%08x waited for %u registered CMD_SYNC "
+			      "waiter%s to leave [prod 0x%08x]", verdict(q, err, buf), k, hwcons,
+			      llq_cons(v), waiters, waiters == 1 ? "" : "s", prod);
+	else
+		hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: the device did not consume them "
+			      "[prod 0x%08x, device PROD 0x%08x, CONS 0x%08x, shadow cons 0x%08x]",
+			      verdict(q, err, buf), k, prod, hwprod, hwcons, llq_cons(v));
 }
 
 /*
  * Wait until k entries are free; *llq receives the shadow that has them.
- * Each step, if no CMD_SYNC waiter is registered and the device moved,
- * refreshes the shadow cons by registering and leaving like a waiter;
- * otherwise the last waiter out refreshes it.  w is the call's: one
- * deadline for the whole insertion (every space wait of its reservation
- * loop, then its CMD_SYNC wait).
+ * w is the call's: one deadline for the whole insertion (every space wait
+ * of its reservation loop, then its CMD_SYNC wait).
  */
 static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
 {
-	struct space_wait sw = { q, k };
-	int err;
-
-	w->waiting = space_waiting;
-	w->arg = &sw;
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
-		uint32_t hwcons;
+		int err;
 
 		if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
 			*llq = v;
+			wake_space_sleeper(q, memory_order_relaxed); /* the baton */
 			return 0;
 		}
-		hwcons = read_cons(q); /* A_CONS */
-		if (!llq_waiters(v) && hwcons != llq_cons(v)) {
-			/* Refresh as a CMD_SYNC waiter does: register (A_LLQ,
-			 * so the CONS read below is not behind the value the
-			 * shadow was set from), read CONS, leave with it.  While
-			 * we are registered the shadow cons cannot move, so prod
-			 * stays within a lap of it and of what we read.  A single
-			 * CAS installing the CONS read above would not do: llq
-			 * can show the same value again two laps later (ABA), and
-			 * would then take a CONS from two laps ago (model (q)). */
-			if (atomic_compare_exchange_strong_explicit(&q->llq, &v, v + LLQ_ONE_WAITER,
-								    memory_order_acquire,
-								    memory_order_relaxed))
-				leave(q, read_cons(q)); /* A_CONS, then R_LLQ */
-			/* Still short (others took the space, or our CAS lost):
-			 * fall through to a wait step, so that a loop of such
-			 * tries still yields and meets its deadline. */
-			v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
-			if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
-				*llq = v;
-				return 0;
-			}
-		}
-		/* The device signals only the full -> not-full edge of what it
-		 * was given: sleep on events while PROD shows a full queue, else
-		 * back off (more space needs no edge). */
-		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
-							    hwcons));
+		err = llq_waiters(v) ? space_sleep(q, w, k) : refresh_shadow(q, w, v);
 		if (err) {
-			char buf[VERDICT_LEN];
-
-			hwt__cmdq_log(q, "CMDQ %s: no space for %u entries [prod 0x%08x, cons 0x%08x]",
-				      verdict(q, err, buf), k, llq_prod(v), read_cons(q));
+			wake_space_sleeper(q, memory_order_relaxed);
+			log_no_space(q, err, k, v);
 			return err;
 		}
 	}
 }
+
+/* --- insertion ----------------------------------------------------------- */
 
 /* Copy n commands into the slots from prod on, little-endian. */
 static void write_entries(struct hwt_cmdq *q, uint32_t prod, const struct hwt_cmdq_cmd *cmds,
