@@ -15,8 +15,9 @@
  *              once they are written.  The polarity flips each lap (valid =
  *              1 on even laps, 0 on odd laps), so the map is never cleared.
  *   owner_prod end of the range the previous owner published to the device.
- *   space_evt, space_sleepers  where space waiters sleep while the shadow
- *              cons is frozen, and how many do (the Z/L handshake below).
+ *   space_evt  where space waiters sleep while the shadow cons is frozen:
+ *              a generation count and (bit 0) "somebody may sleep on this
+ *              generation" (the Z/L handshake below).
  *
  * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
  * CAS that unregisters it; a producer short of space, finding no waiter,
@@ -215,47 +216,54 @@ static int devwait_step(struct devwait *w, bool use_events)
  * yielding, short sleeps) takes the CPU from the registered producers it
  * waits for: oversubscribed producers convoyed for milliseconds, and for
  * seconds at 64 producers on one CPU.  So such a waiter sleeps on space_evt
- * until the last leaver wakes one sleeper; a waiter that finds space wakes
- * the next (the baton), so sleepers are woken one by one, not as a herd.
- * While nobody is registered, one waiter registers as the refresher and
- * watches the device for the others (refresh_shadow), who sleep.
+ * until the last leaver wakes one sleeper; a woken waiter that finds space
+ * (or gives up) wakes the next (the baton): not a herd.  While nobody is
+ * registered, one waiter registers as the refresher and watches the device
+ * for the others (refresh_shadow), who sleep.
  *
  * The handshake (seq_cst, a Dekker pair; no fence beyond the leave's CAS):
  *
- *   space sleeper (space_sleep)            last leaver (leave)
- *   Z0 e = load space_evt (relaxed)        L1 the leave CAS of llq (seq_cst)
- *   Z1 space_sleepers++ (seq_cst)          L2 load space_sleepers (seq_cst)
- *   Z2 load llq (seq_cst): somebody        L3 if L2 saw sleepers: space_evt++,
- *      registered, and no space?              futex_wake(space_evt, 1)
- *   Z3 futex_wait(space_evt, e, bounded)
- *   Z4 space_sleepers-- (relaxed)
+ *   space sleeper (space_sleep)            last leaver (leave), or the baton
+ *   Z1 e = space_evt |= SLEEPER (seq_cst)  L1 the leave CAS of llq (seq_cst)
+ *   Z2 load llq (seq_cst): somebody        L2 w = load space_evt (seq_cst)
+ *      registered, and no space?           L3 if w has SLEEPER: wake one; if
+ *   Z3 futex_wait(space_evt, e, bounded)      none slept, CAS w to w + 1 (the
+ *                                             next generation, SLEEPER clear),
+ *                                             then wake all (see below)
  *
  * In the total order of seq_cst operations either Z1 precedes L2: the
- * leaver sees a sleeper and bumps space_evt after Z0 read it (Z1
- * synchronises with L2, so Z0 happens before L3), so some Z3 returns: the
- * woken one, or every sleeper not yet in the kernel (the word changed).
- * Or L2 precedes Z1: then L1 precedes Z2, which reads L1's value or a later
- * one (every write of llq is an RMW), so it sees nobody registered and does
- * not sleep, or sees a later registration, whose last leave is then the
- * wake-up.  A woken sleeper that finds space (or gives up) passes the baton
- * on; one that does not sleeps again only while somebody is registered, or
- * refreshes.  So no wake-up is lost (the baton's load is relaxed: if it
- * missed a sleeper, that costs SPACE_SLEEP_NS at most); Z3 is still bounded (SPACE_SLEEP_NS, the call's
- * deadline), so that a stopped device (-ENODEV) and the deadline are seen.
- * On x86 L1 is the lock cmpxchg that a release CAS is anyway and L2 a plain
- * load; on aarch64 casal and ldar.
+ * leaver sees SLEEPER (or a later generation: whoever ended e's woke its
+ * sleepers) and wakes one sleeper of e, or finds none asleep and ends the
+ * generation, so that Z3 returns at once, and wakes all who slept on e
+ * between its wake and its CAS.  A sleeper of e left asleep is woken by the
+ * baton of the one woken, or by a later last leave: SLEEPER stays set until
+ * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes Z2,
+ * which reads L1's value or a later one (every write of llq is an RMW), so
+ * it sees nobody registered and does not sleep, or a later registration,
+ * whose last leave is then the wake-up.  So no wake-up is lost; Z3 is still
+ * bounded (SPACE_SLEEP_NS, the call's deadline), so that a stopped device
+ * (-ENODEV) and the deadline are seen.  A leaver makes system calls only
+ * while SLEEPER is set: not on every call of a producer that keeps the CPU
+ * while others are woken but not yet running.  On x86 L1 is the lock
+ * cmpxchg that a release CAS is anyway and L2 a plain load; on aarch64
+ * casal and ldar.
  */
 #define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
+#define SPACE_SLEEPER 1u         /* space_evt: somebody may sleep on this generation */
 
-/* L2, L3: wake one space sleeper after the last leave (L1), or (mo
- * relaxed) pass the baton on. */
-static void wake_space_sleeper(struct hwt_cmdq *q, memory_order mo)
+/* L2, L3: after the last leave (L1), or as the baton, wake one space
+ * sleeper, if any. */
+static void wake_space_sleeper(struct hwt_cmdq *q)
 {
-	if (!atomic_load_explicit(&q->space_sleepers, mo))                           /* L2 */
+	uint32_t w = atomic_load_explicit(&q->space_evt, memory_order_seq_cst);      /* L2 */
+
+	if (!(w & SPACE_SLEEPER) || hwt__futex_wake(&q->space_evt, 1))               /* L3 */
 		return;
-	/* Relaxed: the futex compares the word itself; see Z0. */
-	atomic_fetch_add_explicit(&q->space_evt, 1, memory_order_relaxed);            /* L3 */
-	hwt__futex_wake(&q->space_evt, 1);
+	/* Relaxed: the futex compares the word itself.  A failed CAS: another
+	 * waker ended the generation and wakes its sleepers. */
+	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, w + 1, memory_order_relaxed,
+						    memory_order_relaxed))
+		hwt__futex_wake(&q->space_evt, INT32_MAX);
 }
 
 /*
@@ -276,7 +284,7 @@ static void leave(struct hwt_cmdq *q, uint32_t cons)
 	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_seq_cst, /* R_LLQ, L1 */
 						      memory_order_relaxed));
 	if (!llq_waiters(n))
-		wake_space_sleeper(q, memory_order_seq_cst);
+		wake_space_sleeper(q);
 }
 
 struct cons_wait {
@@ -335,7 +343,7 @@ static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
 /*
  * Somebody is registered and there is no room for k: only the last leave
  * moves the shadow cons.  Spin a little (it may be about to leave on
- * another CPU), then sleep until it does (Z0..Z4 above).  0 to look again,
+ * another CPU), then sleep until it does (Z1..Z3 above).  0 to look again,
  * or the wait's error.
  */
 static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
@@ -354,12 +362,12 @@ static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
 		return err;
 	}
 	left = w->deadline - now;
-	e = atomic_load_explicit(&q->space_evt, memory_order_relaxed);                 /* Z0 */
-	atomic_fetch_add_explicit(&q->space_sleepers, 1, memory_order_seq_cst);         /* Z1 */
+	e = atomic_fetch_or_explicit(&q->space_evt, SPACE_SLEEPER, memory_order_seq_cst) |
+	    SPACE_SLEEPER;                                                              /* Z1 */
 	v = atomic_load_explicit(&q->llq, memory_order_seq_cst);                        /* Z2 */
 	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k))
-		hwt__futex_wait(&q->space_evt, e, left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
-	atomic_fetch_sub_explicit(&q->space_sleepers, 1, memory_order_relaxed);         /* Z4 */
+		hwt__futex_wait(&q->space_evt, e,                                       /* Z3 */
+				left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
 	return 0;
 }
 
@@ -394,12 +402,12 @@ static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uin
 
 		if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
 			*llq = v;
-			wake_space_sleeper(q, memory_order_relaxed); /* the baton */
+			wake_space_sleeper(q); /* the baton */
 			return 0;
 		}
 		err = llq_waiters(v) ? space_sleep(q, w, k) : refresh_shadow(q, w, v);
 		if (err) {
-			wake_space_sleeper(q, memory_order_relaxed);
+			wake_space_sleeper(q); /* the baton */
 			log_no_space(q, err, k, v);
 			return err;
 		}

@@ -44,11 +44,10 @@ struct hwt_cmdq {
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
 	_Atomic int calib_err; /* the last failed measurement's error (relaxed: R_CALIB) */
 
-	/* Space waiters asleep until the shadow cons moves (cmdq.c: Z/L):
-	 * written by the sleepers and by a last leaver that finds sleepers,
-	 * read by every last leaver. */
+	/* Space waiters sleep on it until the shadow cons moves (cmdq.c: Z/L):
+	 * written by a sleeper and by a last leaver that finds one, read by
+	 * every last leaver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
-	_Atomic uint32_t space_sleepers;
 
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
