@@ -66,7 +66,7 @@
 
 #define BITS_PER_WORD 64
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
-#define YIELD_NS 200000   /* device waits without events: yielding before sleeping */
+#define YIELD_NS 200000   /* device waits: yielding before sleeping */
 
 /* The shadow word: pointers of queues up to 2^19 entries need 20 bits. */
 #define LLQ_PTR_BITS 20
@@ -184,8 +184,13 @@ static int devwait_step(struct devwait *w, bool use_events)
 		return 0;
 	}
 	/* Past a short spin, yield: the device thread may share our CPU and
-	 * then only runs when we let it. */
-	if (elapsed < q->spin_ns) {
+	 * then only runs when we let it.  Keep yielding a while before any
+	 * sleep: a sleep costs the timer slack (~50 us) where nothing wakes us
+	 * (MSI writes and a draining queue send no event), and the device the
+	 * wake-ups of its SEV where we sleep on events: with producers sharing
+	 * a CPU, early event sleepers made every CMD_SYNC wake them all, and
+	 * the device, slowed by the wake-ups, made the waits longer still. */
+	if (elapsed < q->spin_ns + YIELD_NS) {
 		sched_yield();
 		return 0;
 	}
@@ -193,13 +198,6 @@ static int devwait_step(struct devwait *w, bool use_events)
 		uint64_t left = w->deadline - now;
 
 		hwt__reg_wait_event(q->regs, left < 1000000 ? left : 1000000, w->waiting, w->arg);
-		return 0;
-	}
-	/* Nothing will wake us (MSI writes and a draining queue send no
-	 * event): keep yielding a while, since a sleep costs the timer slack
-	 * (~50 us), then sleep with a growing period. */
-	if (elapsed < q->spin_ns + YIELD_NS) {
-		sched_yield();
 		return 0;
 	}
 	w->sleep_ns = !w->sleep_ns ? 2000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
