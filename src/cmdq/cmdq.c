@@ -66,7 +66,8 @@
 
 #define BITS_PER_WORD 64
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
-#define YIELD_NS 200000   /* device waits: yielding before sleeping */
+#define YIELD_NS 200000   /* device waits: yielding before sleeping, */
+#define YIELDS_MIN 256    /* and at least this many yields */
 
 /* The shadow word: pointers of queues up to 2^19 entries need 20 bits. */
 #define LLQ_PTR_BITS 20
@@ -119,6 +120,7 @@ struct devwait {
 	uint64_t start;        /* this wait's first slow step; 0 until then */
 	uint64_t sleep_ns;
 	unsigned polls, every; /* read the clock every `every + 1` polls */
+	unsigned yields;
 	bool (*waiting)(void *arg);
 	void *arg;
 };
@@ -129,6 +131,7 @@ static void devwait_next(struct devwait *w, unsigned every, bool (*waiting)(void
 	w->start = 0;
 	w->sleep_ns = 0;
 	w->polls = 0;
+	w->yields = 0;
 	w->every = every;
 	w->waiting = waiting;
 	w->arg = arg;
@@ -184,13 +187,15 @@ static int devwait_step(struct devwait *w, bool use_events)
 		return 0;
 	}
 	/* Past a short spin, yield: the device thread may share our CPU and
-	 * then only runs when we let it.  Keep yielding a while before any
-	 * sleep: a sleep costs the timer slack (~50 us) where nothing wakes us
-	 * (MSI writes and a draining queue send no event), and the device the
-	 * wake-ups of its SEV where we sleep on events: with producers sharing
-	 * a CPU, early event sleepers made every CMD_SYNC wake them all, and
-	 * the device, slowed by the wake-ups, made the waits longer still. */
-	if (elapsed < q->spin_ns + YIELD_NS) {
+	 * then only runs when we let it.  Keep yielding (for a time, and for a
+	 * number of turns: other producers may share our CPU) before a sleep:
+	 * a sleep costs the timer slack (~50 us) where nothing wakes us (MSI
+	 * writes, a draining queue), and with events the device pays a wake-up
+	 * per sleeper at every SEV, which slows it, which makes more sleepers;
+	 * and a registered waiter asleep past its completion holds up every
+	 * producer short of space. */
+	if (elapsed < q->spin_ns + YIELD_NS || w->yields < YIELDS_MIN) {
+		w->yields++;
 		sched_yield();
 		return 0;
 	}
@@ -209,15 +214,14 @@ static int devwait_step(struct devwait *w, bool use_events)
 
 /*
  * Space waits.  While anybody is registered (a CMD_SYNC waiter, or a
- * refresher) the shadow cons is frozen: only the last one to leave moves it,
- * however much room the device has made.  Polling for that leave (spinning,
- * yielding, short sleeps) takes the CPU from the registered producers it
- * waits for: oversubscribed producers convoyed for milliseconds, and for
- * seconds at 64 producers on one CPU.  So such a waiter sleeps on space_evt
- * until the last leaver wakes one sleeper; a woken waiter that finds space
- * (or gives up) wakes the next (the baton): not a herd.  While nobody is
- * registered, one waiter registers as the refresher and watches the device
- * for the others (refresh_shadow), who sleep.
+ * refresher) the shadow cons is frozen: only the last one out moves it.
+ * Polling for that (spin, yield, short sleeps) takes the CPU from the
+ * registered producers it waits for: oversubscribed producers convoyed for
+ * milliseconds, 64 on one CPU for seconds.  So such a waiter sleeps on
+ * space_evt until the last leaver wakes one sleeper, and a woken waiter
+ * that finds space (or gives up) wakes the next (the baton).  While nobody
+ * is registered, one waiter registers as the refresher and watches the
+ * device for the others (refresh_shadow), who sleep.
  *
  * The handshake (seq_cst, a Dekker pair; no fence beyond the leave's CAS):
  *
@@ -239,18 +243,15 @@ static int devwait_step(struct devwait *w, bool use_events)
  * which reads L1's value or a later one (every write of llq is an RMW), so
  * it sees nobody registered and does not sleep, or a later registration,
  * whose last leave is then the wake-up.  So no wake-up is lost; Z3 is still
- * bounded (SPACE_SLEEP_NS, the call's deadline), so that a stopped device
- * (-ENODEV) and the deadline are seen.  A leaver makes system calls only
- * while SLEEPER is set: not on every call of a producer that keeps the CPU
- * while others are woken but not yet running.  On x86 L1 is the lock
- * cmpxchg that a release CAS is anyway and L2 a plain load; on aarch64
- * casal and ldar.
+ * bounded (SPACE_SLEEP_NS, the call's deadline) for -ENODEV and the
+ * deadline.  A leaver makes system calls only while SLEEPER is set, not on
+ * every call while a woken sleeper waits for the CPU.  On x86 L1 is the
+ * lock cmpxchg a release CAS is anyway, L2 a plain load; aarch64: casal, ldar.
  */
 #define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
 #define SPACE_SLEEPER 1u         /* space_evt: somebody may sleep on this generation */
 
-/* L2, L3: after the last leave (L1), or as the baton, wake one space
- * sleeper, if any. */
+/* L2, L3: after the last leave (L1), or as the baton: wake a space sleeper. */
 static void wake_space_sleeper(struct hwt_cmdq *q)
 {
 	uint32_t w = atomic_load_explicit(&q->space_evt, memory_order_seq_cst);      /* L2 */
@@ -302,14 +303,12 @@ static bool cons_unmoved(void *arg)
  * Nobody is registered and there is no room for k: refresh the shadow cons
  * as a CMD_SYNC waiter would.  Register (A_LLQ: the CONS reads below are
  * not behind the value the shadow was set from), wait until the device's
- * CONS differs from the shadow's (one poller for all the space waiters,
- * who sleep meanwhile), leave with the CONS read (A_CONS, then R_LLQ, L1).
- * While we are registered the shadow cons cannot move, so prod stays within
- * a lap of it and of what we read.  A single CAS installing a CONS read
- * before registering would not do: llq can show the same value again two
- * laps later (ABA), and would then take a CONS from two laps ago (model
- * (q)).  0 when the shadow may have changed (a lost CAS too), else the
- * wait's error.
+ * CONS differs from the shadow's (one poller; the other space waiters
+ * sleep), leave with it (A_CONS, then R_LLQ, L1).  Registered, we freeze
+ * the shadow cons, so prod stays within a lap of it and of what we read.
+ * One CAS installing a CONS read before registering would not do: llq can
+ * show the same value two laps later (ABA) and take a CONS from two laps
+ * ago (model (q)).  0 when the shadow may have changed, else the error.
  */
 static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
 {
@@ -372,19 +371,15 @@ static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
 /* The log line of a failed space wait: what the call waited for. */
 static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
 {
-	uint32_t hwprod = hwt__reg_read_prod(q->regs), hwcons = read_cons(q);
-	uint32_t prod = llq_prod(v) & ~HWT__Q_OWNED, waiters = llq_waiters(v);
+	uint32_t hwcons = read_cons(q), prod = llq_prod(v) & ~HWT__Q_OWNED, n = llq_waiters(v);
 	char buf[VERDICT_LEN];
 
-	if (waiters && hwt__q_has_space(q->shift, prod, hwcons, k))
-		hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: the device has made room (CONS "
-			      "0x%08x), but the shadow cons 0x%08x waited for %u registered CMD_SYNC "
-			      "waiter%s to leave [prod 0x%08x]", verdict(q, err, buf), k, hwcons,
-			      llq_cons(v), waiters, waiters == 1 ? "" : "s", prod);
-	else
-		hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: the device did not consume them "
-			      "[prod 0x%08x, device PROD 0x%08x, CONS 0x%08x, shadow cons 0x%08x]",
-			      verdict(q, err, buf), k, prod, hwprod, hwcons, llq_cons(v));
+	hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: %s [prod 0x%08x, shadow cons 0x%08x, %u "
+		      "waiter%s; device PROD 0x%08x, CONS 0x%08x]", verdict(q, err, buf), k,
+		      n && hwt__q_has_space(q->shift, prod, hwcons, k)
+			      ? "the device made room, the registered CMD_SYNC waiters did not leave"
+			      : "the device did not consume them",
+		      prod, llq_cons(v), n, n == 1 ? "" : "s", hwt__reg_read_prod(q->regs), hwcons);
 }
 
 /*
