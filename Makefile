@@ -182,6 +182,21 @@ $(BUILD)/tests/$(word 2,$(subst /, ,$(1)))_$(basename $(notdir $(1))): $(BUILD)/
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 
+# tests/stress/rseq.c also links two test builds of the rseq section (where
+# the arch has one): hwt__rseq_insert_test counts its restarts, and
+# hwt__rseq_insert_broken commits PROD before the entries (the storm must
+# catch it).  The library never contains either.
+RSEQ_S := $(wildcard src/arch/$(ARCHDIR)/rseq.S)
+ifneq ($(RSEQ_S),)
+$(BUILD)/obj/tests/rseq-test.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -c $< -o $@
+$(BUILD)/obj/tests/rseq-broken.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_COMMIT -c $< -o $@
+$(BUILD)/tests/stress_rseq: $(BUILD)/obj/tests/rseq-test.o $(BUILD)/obj/tests/rseq-broken.o
+endif
+
 $(HARNESS_OBJ): $(HARNESS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^

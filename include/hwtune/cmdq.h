@@ -67,7 +67,7 @@ struct hwt_cmdq_options {
 	 * (default 1 s).  0 is refused (-EINVAL at create).  A value whose
 	 * deadline would overflow, UINT64_MAX say, means no deadline. */
 	uint64_t timeout_ns;
-	uint64_t spin_ns;        /* spin before sleeping in a wait (default 10 us) */
+	uint64_t spin_ns;        /* a device wait's spin, then 200 us of yields, then sleeps (default 10 us) */
 	/* Log hook ("CMD_SYNC timeout at ...", "CMDQ error ..."): gets every
 	 * message.  NULL: stderr, rate-limited as the kernel's printk_ratelimit,
 	 * at most 10 lines per 5 s per queue, then "N messages suppressed"

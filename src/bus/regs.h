@@ -15,11 +15,13 @@
  * 0), and then unmapped the queue (hwt__bus_dma_unmap refuses under the
  * device's lock while CR0ACK.CMDQEN is set: a start racing the disable holds
  * that lock until its own acknowledgement is visible), the device no longer
- * reads queue memory nor calls the GERROR line.  A stopped device keeps
- * CR0ACK.CMDQEN at 0, so it also answers "is anybody consuming?"; its
- * count stays that of the last write the device acted on (0 if none), so
- * that a driver can tell a device that stopped from one that never acted
- * on its enable (hwt__reg_cr0_acted).  An
+ * reads queue memory nor calls the GERROR line.  A stopped device has
+ * CR0ACK 0, so CR0ACK also answers "is anybody consuming?", and a count the
+ * driver waits for never matches a stale acknowledgement (the count wraps
+ * at 16 bits).  Apart from CR0ACK the device keeps, across a stop, the last
+ * CR0 value it acted on (CR0_SEEN, no SMMUv3 register), so that a driver
+ * can tell a device that stopped from one that never acted on its enable
+ * (hwt__reg_cr0_acted).  An
  * enable the device refuses (CMDQ_BASE describes no queue) makes
  * hwt_smmu_dev_start fail with -EINVAL, or, on a running device, is
  * acknowledged with CMDQEN 0 (same write count) and never consumed.
@@ -101,7 +103,8 @@ struct hwt__smmu_regs {
 	/* Written by the device, read by the driver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t cons;   /* CMDQ_CONS, ERR in [30:24] */
 	_Atomic uint32_t gerror;                         /* GERROR: toggled on error */
-	_Atomic uint32_t cr0ack;                         /* CR0ACK: CR0 as acted on */
+	_Atomic uint32_t cr0ack;                         /* CR0ACK: CR0 as acted on; 0 stopped */
+	_Atomic uint32_t cr0_seen; /* the last CR0 acted on, kept across stops */
 	_Atomic uint32_t live;     /* 1 while the consumer thread runs (no SMMUv3
 				    * register: a software device can be off) */
 
@@ -279,14 +282,17 @@ static inline bool hwt__reg_cmdq_enabled(const struct hwt__smmu_regs *r)
 	return hwt__reg_read_cr0ack(r) & HWT_SMMU_CR0_CMDQEN;
 }
 
-/* Has the device acted on the driver's last CR0 write (CR0ACK carries its
+/* Has the device acted on the driver's last CR0 write (CR0_SEEN carries its
  * count), whether it still runs or stopped since?  Not if it never started
- * after that write.  cr0 is the driver's own write: relaxed; CR0ACK: A_ACK. */
+ * after that write.  It chooses the words of a log line and orders nothing:
+ * relaxed (cr0 is the driver's own write).  After 65535 writes the device
+ * never acted on, a stale count can match: the line then says "stopped". */
 static inline bool hwt__reg_cr0_acted(const struct hwt__smmu_regs *r)
 {
 	uint32_t cr0 = atomic_load_explicit(&r->cr0, memory_order_relaxed);
+	uint32_t seen = atomic_load_explicit(&r->cr0_seen, memory_order_relaxed);
 
-	return (hwt__reg_read_cr0ack(r) ^ cr0) >> HWT__CR0_SEQ_SHIFT == 0;
+	return (seen ^ cr0) >> HWT__CR0_SEQ_SHIFT == 0;
 }
 
 /*

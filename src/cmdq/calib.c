@@ -102,9 +102,13 @@ static int measure_and_choose(struct hwt_cmdq *q, bool choose, struct budget b)
 	if (err)
 		return err;
 	pthread_mutex_lock(&q->info_lock);
-	q->info.msi_ns = msi;
-	q->info.sev_ns = sev;
-	if (choose && !rounds) {
+	if (rounds) {
+		q->info.msi_ns = msi;
+		q->info.sev_ns = sev;
+	}
+	if (choose && !rounds && q->info.measured) {
+		/* an earlier measurement stands, figures and reason */
+	} else if (choose && !rounds) {
 		/* Too slow to measure here and now: keep the configured mode,
 		 * for good (retrying would slow every later call the same way). */
 		snprintf(q->info.reason, sizeof(q->info.reason),

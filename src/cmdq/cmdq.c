@@ -15,6 +15,9 @@
  *              once they are written.  The polarity flips each lap (valid =
  *              1 on even laps, 0 on odd laps), so the map is never cleared.
  *   owner_prod end of the range the previous owner published to the device.
+ *   space_evt  where space waiters sleep while the shadow cons is frozen:
+ *              a generation count and (bit 0) "somebody may sleep on this
+ *              generation" (the Z/L handshake below).
  *
  * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
  * CAS that unregisters it; a producer short of space, finding no waiter,
@@ -43,6 +46,8 @@
  *   R_MSI (device)/A_MSI          device executed -> MSI waiter
  *   R_CALIB (calib.c)/A_CALIB (issue.c)  auto-mode measurement done (or
  *                                 failed, the mode restored) -> issuers
+ *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
+ *                                 (seq_cst Dekker pair, see space_sleep)
  *
  * The public issue calls are in issue.c, setup, options and the GERROR
  * handler in setup.c, auto mode in calib.c, the log and the backoff in
@@ -61,7 +66,8 @@
 
 #define BITS_PER_WORD 64
 #define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
-#define YIELD_NS 200000   /* device waits without events: yielding before sleeping */
+#define YIELD_NS 200000   /* device waits: yielding before sleeping, */
+#define YIELDS_MIN 256    /* and at least this many yields */
 
 /* The shadow word: pointers of queues up to 2^19 entries need 20 bits. */
 #define LLQ_PTR_BITS 20
@@ -114,6 +120,7 @@ struct devwait {
 	uint64_t start;        /* this wait's first slow step; 0 until then */
 	uint64_t sleep_ns;
 	unsigned polls, every; /* read the clock every `every + 1` polls */
+	unsigned yields;
 	bool (*waiting)(void *arg);
 	void *arg;
 };
@@ -124,6 +131,7 @@ static void devwait_next(struct devwait *w, unsigned every, bool (*waiting)(void
 	w->start = 0;
 	w->sleep_ns = 0;
 	w->polls = 0;
+	w->yields = 0;
 	w->every = every;
 	w->waiting = waiting;
 	w->arg = arg;
@@ -140,33 +148,54 @@ static const char *verdict(const struct hwt_cmdq *q, int err, char buf[VERDICT_L
 	return buf;
 }
 
+/* The clock read of a wait's slow step: sets the call's deadline and this
+ * wait's start at the first one.  0 with *now, or -ETIMEDOUT past the
+ * deadline, or -ENODEV when the device no longer consumes the queue. */
+static int devwait_check(struct devwait *w, uint64_t *now)
+{
+	struct hwt_cmdq *q = w->q;
+
+	*now = hwt__now_ns();
+	if (!w->deadline)
+		w->deadline = hwt__deadline_after(*now, q->timeout_ns);
+	if (!w->start)
+		w->start = *now;
+	if (*now >= w->deadline)
+		return -ETIMEDOUT;
+	if (!hwt__reg_cmdq_enabled(q->regs))
+		return -ENODEV;
+	return 0;
+}
+
 /* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
 static int devwait_step(struct devwait *w, bool use_events)
 {
 	struct hwt_cmdq *q = w->q;
 	uint64_t now, elapsed;
+	int err;
 
 	if (++w->polls & w->every) {
 		hwt__cpu_relax();
 		return 0;
 	}
-	now = hwt__now_ns();
-	if (!w->deadline)
-		w->deadline = hwt__deadline_after(now, q->timeout_ns);
-	if (!w->start)
-		w->start = now;
-	if (now >= w->deadline)
-		return -ETIMEDOUT;
-	if (!hwt__reg_cmdq_enabled(q->regs))
-		return -ENODEV;
+	err = devwait_check(w, &now);
+	if (err)
+		return err;
 	elapsed = now - w->start;
 	if (elapsed < SPIN_ONLY_NS) {
 		hwt__cpu_relax();
 		return 0;
 	}
 	/* Past a short spin, yield: the device thread may share our CPU and
-	 * then only runs when we let it. */
-	if (elapsed < q->spin_ns) {
+	 * then only runs when we let it.  Keep yielding (for a time, and for a
+	 * number of turns: other producers may share our CPU) before a sleep:
+	 * a sleep costs the timer slack (~50 us) where nothing wakes us (MSI
+	 * writes, a draining queue), and with events the device pays a wake-up
+	 * per sleeper at every SEV, which slows it, which makes more sleepers;
+	 * and a registered waiter asleep past its completion holds up every
+	 * producer short of space. */
+	if (elapsed < q->spin_ns + YIELD_NS || w->yields < YIELDS_MIN) {
+		w->yields++;
 		sched_yield();
 		return 0;
 	}
@@ -176,19 +205,65 @@ static int devwait_step(struct devwait *w, bool use_events)
 		hwt__reg_wait_event(q->regs, left < 1000000 ? left : 1000000, w->waiting, w->arg);
 		return 0;
 	}
-	/* Nothing will wake us (MSI writes and a draining queue send no
-	 * event): keep yielding a while, since a sleep costs the timer slack
-	 * (~50 us), then sleep with a growing period. */
-	if (elapsed < q->spin_ns + YIELD_NS) {
-		sched_yield();
-		return 0;
-	}
 	w->sleep_ns = !w->sleep_ns ? 2000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
 	hwt__sleep_ns(w->sleep_ns);
 	return 0;
 }
 
-/* --- insertion ----------------------------------------------------------- */
+/* --- the shadow cons: leaving, refreshing, waiting for it ------------------ */
+
+/*
+ * Space waits.  While anybody is registered (a CMD_SYNC waiter, or a
+ * refresher) the shadow cons is frozen: only the last one out moves it.
+ * Polling for that (spin, yield, short sleeps) takes the CPU from the
+ * registered producers it waits for: oversubscribed producers convoyed for
+ * milliseconds, 64 on one CPU for seconds.  So such a waiter sleeps on
+ * space_evt until the last leaver wakes one sleeper, and a woken waiter
+ * that finds space (or gives up) wakes the next (the baton).  While nobody
+ * is registered, one waiter registers as the refresher and watches the
+ * device for the others (refresh_shadow), who sleep.
+ *
+ * The handshake (seq_cst, a Dekker pair; no fence beyond the leave's CAS):
+ *
+ *   space sleeper (space_sleep)            last leaver (leave), or the baton
+ *   Z1 e = space_evt |= SLEEPER (seq_cst)  L1 the leave CAS of llq (seq_cst)
+ *   Z2 load llq (seq_cst): somebody        L2 w = load space_evt (seq_cst)
+ *      registered, and no space?           L3 if w has SLEEPER: wake one; if
+ *   Z3 futex_wait(space_evt, e, bounded)      none slept, CAS w to w + 1 (the
+ *                                             next generation, SLEEPER clear),
+ *                                             then wake all (see below)
+ *
+ * In the total order of seq_cst operations either Z1 precedes L2: the
+ * leaver sees SLEEPER (or a later generation: whoever ended e's woke its
+ * sleepers) and wakes one sleeper of e, or finds none asleep and ends the
+ * generation, so that Z3 returns at once, and wakes all who slept on e
+ * between its wake and its CAS.  A sleeper of e left asleep is woken by the
+ * baton of the one woken, or by a later last leave: SLEEPER stays set until
+ * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes Z2,
+ * which reads L1's value or a later one (every write of llq is an RMW), so
+ * it sees nobody registered and does not sleep, or a later registration,
+ * whose last leave is then the wake-up.  So no wake-up is lost; Z3 is still
+ * bounded (SPACE_SLEEP_NS, the call's deadline) for -ENODEV and the
+ * deadline.  A leaver makes system calls only while SLEEPER is set, not on
+ * every call while a woken sleeper waits for the CPU.  On x86 L1 is the
+ * lock cmpxchg a release CAS is anyway, L2 a plain load; aarch64: casal, ldar.
+ */
+#define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
+#define SPACE_SLEEPER 1u         /* space_evt: somebody may sleep on this generation */
+
+/* L2, L3: after the last leave (L1), or as the baton: wake a space sleeper. */
+static void wake_space_sleeper(struct hwt_cmdq *q)
+{
+	uint32_t w = atomic_load_explicit(&q->space_evt, memory_order_seq_cst);      /* L2 */
+
+	if (!(w & SPACE_SLEEPER) || hwt__futex_wake(&q->space_evt, 1))               /* L3 */
+		return;
+	/* Relaxed: the futex compares the word itself.  A failed CAS: another
+	 * waker ended the generation and wakes its sleepers. */
+	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, w + 1, memory_order_relaxed,
+						    memory_order_relaxed))
+		hwt__futex_wake(&q->space_evt, INT32_MAX);
+}
 
 /*
  * Unregister a CMD_SYNC waiter (or a space refresher).  The last one out
@@ -196,7 +271,8 @@ static int devwait_step(struct devwait *w, bool use_events)
  * else the device's CONS, read while registered), in the same CAS: while
  * it was registered nobody moved the shadow, so that value is at or ahead
  * of it, at or behind CONS, and within a lap of prod.  R_LLQ: pairs with the
- * allocators' A_LLQ; our reads of our slot happen before its reuse.
+ * allocators' A_LLQ; our reads of our slot happen before its reuse.  The
+ * CAS is also L1 (seq_cst): the last one out then wakes the space sleepers.
  */
 static void leave(struct hwt_cmdq *q, uint32_t cons)
 {
@@ -204,84 +280,134 @@ static void leave(struct hwt_cmdq *q, uint32_t cons)
 
 	do
 		n = llq_waiters(v) > 1 ? v - LLQ_ONE_WAITER : llq_make(llq_prod(v), cons, 0);
-	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_release, /* R_LLQ */
+	while (!atomic_compare_exchange_weak_explicit(&q->llq, &v, n, memory_order_seq_cst, /* R_LLQ, L1 */
 						      memory_order_relaxed));
+	if (!llq_waiters(n))
+		wake_space_sleeper(q);
 }
 
-struct space_wait {
+struct cons_wait {
 	struct hwt_cmdq *q;
-	uint32_t k;
+	uint32_t cons;
 };
 
-/* Still no room for k entries, judging by the device's own CONS? */
-static bool space_waiting(void *arg)
+/* The refresher's condition: the device's CONS still where the shadow is? */
+static bool cons_unmoved(void *arg)
 {
-	struct space_wait *sw = arg;
-	uint64_t v = atomic_load_explicit(&sw->q->llq, memory_order_acquire); /* A_LLQ */
+	struct cons_wait *cw = arg;
 
-	return !hwt__q_has_space(sw->q->shift, llq_prod(v), read_cons(sw->q), sw->k);
+	return read_cons(cw->q) == cw->cons; /* A_CONS */
+}
+
+/*
+ * Nobody is registered and there is no room for k: refresh the shadow cons
+ * as a CMD_SYNC waiter would.  Register (A_LLQ: the CONS reads below are
+ * not behind the value the shadow was set from), wait until the device's
+ * CONS differs from the shadow's (one poller; the other space waiters
+ * sleep), leave with it (A_CONS, then R_LLQ, L1).  Registered, we freeze
+ * the shadow cons, so prod stays within a lap of it and of what we read.
+ * One CAS installing a CONS read before registering would not do: llq can
+ * show the same value two laps later (ABA) and take a CONS from two laps
+ * ago (model (q)).  0 when the shadow may have changed, else the error.
+ */
+static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
+{
+	struct cons_wait cw = { q, llq_cons(v) };
+	int err = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&q->llq, &v, v + LLQ_ONE_WAITER,
+						    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	w->waiting = cons_unmoved;
+	w->arg = &cw;
+	for (;;) {
+		uint32_t hwcons = read_cons(q); /* A_CONS */
+
+		if (hwcons != cw.cons)
+			break;
+		/* The device signals only the full -> not-full edge of what it
+		 * was given: sleep on events while PROD shows a full queue,
+		 * else back off (more space needs no edge). */
+		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
+							    hwcons));
+		if (err)
+			break;
+	}
+	leave(q, read_cons(q)); /* A_CONS, then R_LLQ, L1 */
+	return err;
+}
+
+/*
+ * Somebody is registered and there is no room for k: only the last leave
+ * moves the shadow cons.  Spin a little (it may be about to leave on
+ * another CPU), then sleep until it does (Z1..Z3 above).  0 to look again,
+ * or the wait's error.
+ */
+static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
+{
+	uint64_t now, left, v;
+	uint32_t e;
+	int err;
+
+	if (++w->polls & w->every) {
+		hwt__cpu_relax();
+		return 0;
+	}
+	err = devwait_check(w, &now);
+	if (err || now - w->start < SPIN_ONLY_NS) {
+		hwt__cpu_relax();
+		return err;
+	}
+	left = w->deadline - now;
+	e = atomic_fetch_or_explicit(&q->space_evt, SPACE_SLEEPER, memory_order_seq_cst) |
+	    SPACE_SLEEPER;                                                              /* Z1 */
+	v = atomic_load_explicit(&q->llq, memory_order_seq_cst);                        /* Z2 */
+	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k))
+		hwt__futex_wait(&q->space_evt, e,                                       /* Z3 */
+				left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
+	return 0;
+}
+
+/* The log line of a failed space wait: what the call waited for. */
+static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
+{
+	uint32_t hwcons = read_cons(q), prod = llq_prod(v) & ~HWT__Q_OWNED, n = llq_waiters(v);
+	char buf[VERDICT_LEN];
+
+	hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: %s [prod 0x%08x, shadow cons 0x%08x, %u "
+		      "waiter%s; device PROD 0x%08x, CONS 0x%08x]", verdict(q, err, buf), k,
+		      n && hwt__q_has_space(q->shift, prod, hwcons, k)
+			      ? "the device made room, the registered CMD_SYNC waiters did not leave"
+			      : "the device did not consume them",
+		      prod, llq_cons(v), n, n == 1 ? "" : "s", hwt__reg_read_prod(q->regs), hwcons);
 }
 
 /*
  * Wait until k entries are free; *llq receives the shadow that has them.
- * Each step, if no CMD_SYNC waiter is registered and the device moved,
- * refreshes the shadow cons by registering and leaving like a waiter;
- * otherwise the last waiter out refreshes it.  w is the call's: one
- * deadline for the whole insertion (every space wait of its reservation
- * loop, then its CMD_SYNC wait).
+ * w is the call's: one deadline for the whole insertion (every space wait
+ * of its reservation loop, then its CMD_SYNC wait).
  */
 static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
 {
-	struct space_wait sw = { q, k };
-	int err;
-
-	w->waiting = space_waiting;
-	w->arg = &sw;
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
-		uint32_t hwcons;
+		int err;
 
 		if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
 			*llq = v;
+			wake_space_sleeper(q); /* the baton */
 			return 0;
 		}
-		hwcons = read_cons(q); /* A_CONS */
-		if (!llq_waiters(v) && hwcons != llq_cons(v)) {
-			/* Refresh as a CMD_SYNC waiter does: register (A_LLQ,
-			 * so the CONS read below is not behind the value the
-			 * shadow was set from), read CONS, leave with it.  While
-			 * we are registered the shadow cons cannot move, so prod
-			 * stays within a lap of it and of what we read.  A single
-			 * CAS installing the CONS read above would not do: llq
-			 * can show the same value again two laps later (ABA), and
-			 * would then take a CONS from two laps ago (model (q)). */
-			if (atomic_compare_exchange_strong_explicit(&q->llq, &v, v + LLQ_ONE_WAITER,
-								    memory_order_acquire,
-								    memory_order_relaxed))
-				leave(q, read_cons(q)); /* A_CONS, then R_LLQ */
-			/* Still short (others took the space, or our CAS lost):
-			 * fall through to a wait step, so that a loop of such
-			 * tries still yields and meets its deadline. */
-			v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
-			if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
-				*llq = v;
-				return 0;
-			}
-		}
-		/* The device signals only the full -> not-full edge of what it
-		 * was given: sleep on events while PROD shows a full queue, else
-		 * back off (more space needs no edge). */
-		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
-							    hwcons));
+		err = llq_waiters(v) ? space_sleep(q, w, k) : refresh_shadow(q, w, v);
 		if (err) {
-			char buf[VERDICT_LEN];
-
-			hwt__cmdq_log(q, "CMDQ %s: no space for %u entries [prod 0x%08x, cons 0x%08x]",
-				      verdict(q, err, buf), k, llq_prod(v), read_cons(q));
+			wake_space_sleeper(q); /* the baton */
+			log_no_space(q, err, k, v);
 			return err;
 		}
 	}
 }
+
+/* --- insertion ----------------------------------------------------------- */
 
 /* Copy n commands into the slots from prod on, little-endian. */
 static void write_entries(struct hwt_cmdq *q, uint32_t prod, const struct hwt_cmdq_cmd *cmds,

@@ -44,6 +44,11 @@ struct hwt_cmdq {
 	alignas(HWT__CACHELINE) _Atomic uint32_t calib; /* CALIB_* */
 	_Atomic int calib_err; /* the last failed measurement's error (relaxed: R_CALIB) */
 
+	/* Space waiters sleep on it until the shadow cons moves (cmdq.c: Z/L):
+	 * written by a sleeper and by a last leaver that finds one, read by
+	 * every last leaver. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
+
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
 	 * explicit hwt_cmdq_calibrate, which has the queue to itself. */
@@ -71,7 +76,9 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 			       HWT__CACHELINE &&
 		       offsetof(struct hwt_cmdq, calib) - offsetof(struct hwt_cmdq, owner_prod) >=
 			       HWT__CACHELINE &&
-		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, calib) >=
+		       offsetof(struct hwt_cmdq, space_evt) - offsetof(struct hwt_cmdq, calib) >=
+			       HWT__CACHELINE &&
+		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, space_evt) >=
 			       HWT__CACHELINE,
 	       "each of the producers' hot words has a line of its own");
 

@@ -105,10 +105,10 @@ int hwt_cmdq_env_disable_msipolling(bool *value, const char **bad)
 /*
  * Set CR0 to cr0 and wait, until deadline, for the device to acknowledge
  * this very write (CR0ACK echoes its count): A_ACK pairs with the device's
- * R_ACK.  A device that does not run acknowledges an enable
- * when it starts, and has nothing to acknowledge for a disable
- * (CR0ACK.CMDQEN is 0 while it is stopped).  -EINVAL: the device refused the enable (CMDQ_BASE
- * describes no queue it can read).
+ * R_ACK.  A device that does not run acknowledges an enable when it
+ * starts, and has nothing to acknowledge for a disable (its CR0ACK is 0,
+ * count included, so an old count never reads as our write's).  -EINVAL:
+ * the device refused the enable (CMDQ_BASE describes no queue it can read).
  */
 static int write_cr0(struct hwt_cmdq *q, uint32_t cr0, uint64_t deadline)
 {

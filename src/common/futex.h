@@ -24,9 +24,12 @@ static inline int hwt__futex_wait(_Atomic uint32_t *p, uint32_t val, uint64_t ti
 	return -errno;
 }
 
-static inline void hwt__futex_wake(_Atomic uint32_t *p, int n)
+/* Wake at most n sleepers; returns how many were woken (0 on error). */
+static inline int hwt__futex_wake(_Atomic uint32_t *p, int n)
 {
-	syscall(SYS_futex, (uint32_t *)p, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	long r = syscall(SYS_futex, (uint32_t *)p, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+
+	return r > 0 ? (int)r : 0;
 }
 
 #endif

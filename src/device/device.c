@@ -397,15 +397,12 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 		atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
 		/* R_ACK: a waiter that sees CMDQEN 0 sees the final CONS.  The
 		 * consumer is joined: its state and counters are ours now.
-		 * CR0ACK keeps the count of the CR0 write we acted on (only we
-		 * write it: relaxed), CMDQEN cleared: a driver can tell "stopped
-		 * since it acted on my enable" from "never acted on it". */
+		 * CR0ACK 0, count included: a driver waiting for its enable's
+		 * count never takes a stale one for a refusal (CR0_SEEN keeps
+		 * what we acted on, for "stopped" vs "never started"). */
 		dev->cr0 = 0;
 		dev->on = false;
-		atomic_store_explicit(&dev->regs.cr0ack,
-				      atomic_load_explicit(&dev->regs.cr0ack, memory_order_relaxed) &
-					      ~HWT_SMMU_CR0_CMDQEN,
-				      memory_order_seq_cst);
+		atomic_store_explicit(&dev->regs.cr0ack, 0, memory_order_seq_cst);
 		atomic_store_explicit(&dev->regs.live, 0, memory_order_seq_cst);
 		hwt__st_add(&dev->st.sevs, 1);
 		hwt__reg_sev(&dev->regs); /* V1, V2: sleeping waiters notice */

@@ -53,6 +53,8 @@ int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0)
 		dev->on = !err;
 	}
 	dev->check_error = dev->on;
+	/* For hwt__reg_cr0_acted's log words only: relaxed. */
+	atomic_store_explicit(&dev->regs.cr0_seen, cr0, memory_order_relaxed);
 	atomic_store_explicit(&dev->regs.cr0ack,
 			      (cr0 & ~HWT_SMMU_CR0_CMDQEN) | (dev->on ? HWT_SMMU_CR0_CMDQEN : 0),
 			      memory_order_seq_cst); /* R_ACK */

@@ -25,8 +25,8 @@
 
 /* Test seam, not public: the fault check raises SIGBUS instead of touching
  * memory, so the UNSUPPORTED path runs on any machine; implies NO_CACHE and
- * no system file.  Unit tests pass it in hwt_misaligned_opts.flags or set it
- * for every probe with hwt__misaligned_test_hook. */
+ * no system file.  Only hwt__misaligned_test_hook sets it: a caller's
+ * hwt_misaligned_opts.flags with it is refused (-EINVAL), as any unknown bit. */
 #define HWT__MISALIGNED_FORCE_SIGBUS 0x100u
 /* Test seam, not public: every vector unit's probe takes a SIGBUS at its
  * first access (the "vector access traps" path: UNSUPPORTED); the same. */

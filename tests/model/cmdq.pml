@@ -284,11 +284,15 @@ inline valid_runs(sp, ep)
 /*
  * FOLD=1 wait_for_space(), entered with o_ = the last load of llq and no
  * room for k.  While waiters > 0 nobody but the last waiter out may move
- * cons, so the wait just waits.  With none, and the device past the loaded
- * cons, the producer refreshes as a waiter would: one CAS expecting that
- * load registers it (A_LLQ), it reads CONS, and leaves with it (R_LLQ).
- * While it is registered the shadow cons cannot move, so prod stays within
- * a lap of it and the CONS it read: the leave cannot install a stale value.
+ * cons, so the wait just waits (the code sleeps on space_evt, a wake-up
+ * that does not touch llq).  With none, the producer refreshes as a waiter
+ * would: one CAS expecting that load registers it (A_LLQ), it reads CONS,
+ * and leaves with it (R_LLQ).  The code registers whether or not the device
+ * moved yet, and holds the registration until CONS differs from the shadow
+ * (or it gives up): the read below may happen at any time after the CAS,
+ * which covers that wait.  While it is registered the shadow cons cannot
+ * move, so prod stays within a lap of it and the CONS it read: the leave
+ * cannot install a stale value.
  */
 inline wait_for_space()
 {
@@ -310,28 +314,25 @@ inline wait_for_space()
 				fi
 			};
 #else
-			if
-			:: hw != o_cons ->
-				atomic {                        /* register: CAS (A_LLQ) */
-					if
-					:: CAN_REFRESH(o_wait) && LLQ_SAME -> llq_wait++; got = 1
-					:: else -> got = 0
-					fi
-				};
+			/* moved or not (hw == o_cons), the code registers */
+			atomic {                                /* register: CAS (A_LLQ) */
 				if
-				:: got ->
-#if !BROKEN_O
-					atomic { hw = CONS; c_abs = CONS_abs }; /* A_CONS */
-#endif
-					atomic {                /* leave: CAS (R_LLQ) */
-						llq_wait--;
-						if
-						:: llq_wait == 0 -> llq_put_cons(hw, c_abs)
-						:: else
-						fi
-					}
-				:: else
+				:: CAN_REFRESH(o_wait) && LLQ_SAME -> llq_wait++; got = 1
+				:: else -> got = 0
 				fi
+			};
+			if
+			:: got ->
+#if !BROKEN_O
+				atomic { hw = CONS; c_abs = CONS_abs }; /* A_CONS */
+#endif
+				atomic {                        /* leave: CAS (R_LLQ) */
+					llq_wait--;
+					if
+					:: llq_wait == 0 -> llq_put_cons(hw, c_abs)
+					:: else
+					fi
+				}
 			:: else
 			fi;
 #endif

@@ -2,7 +2,8 @@
 /*
  * Command-queue stress: T producers (1, 2, 4, 8 on a 2-core box) x batch
  * sizes x both completion modes x small queues (128 and 256 entries, so
- * wrap and full happen constantly).  Every command carries (producer,
+ * wrap and full happen constantly), and 64 producers sharing one CPU with
+ * the device (oversubscribed: a producer preempted anywhere).  Every command carries (producer,
  * sequence); the device's handler checks exactly-once delivery and
  * per-producer order, and every returned CMD_SYNC checks that all of its
  * producer's earlier commands were executed.
@@ -23,7 +24,7 @@
 
 #include "common/time.h"
 
-#define MAXP 8
+#define MAXP 64
 #define STRESS_OP 0x01 /* any opcode but CMD_SYNC: our handler executes it */
 #define SEQ_BITS 48
 
@@ -32,6 +33,7 @@ struct run {
 	struct hwt_smmu_dev *dev;
 	unsigned batch;
 	bool use_batch_api;
+	unsigned min_iter; /* calls per producer at least, whatever the time */
 	uint64_t end_ns;
 	/* Written by the device thread only; read by producers after a sync
 	 * (relaxed: the sync's completion acquire orders the read). */
@@ -102,7 +104,7 @@ static void *produce(void *arg)
 	unsigned iter = 0;
 
 	hwt_cmdq_batch_init(b, r->q);
-	while (!pr->err && (hwt__now_ns() < r->end_ns || iter < 300)) {
+	while (!pr->err && (hwt__now_ns() < r->end_ns || iter < r->min_iter)) {
 		bool sync = r->batch == 0 || iter % 3 == 2;
 
 		iter++;
@@ -133,8 +135,10 @@ static void *produce(void *arg)
 	return NULL;
 }
 
-static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
-		       bool disable_msi, unsigned ms)
+/* One run: threads producers for ms (and min_iter calls each at least);
+ * every wait of every call gives up after timeout_ns (-ETIMEDOUT fails). */
+static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
+		       bool disable_msi, unsigned ms, unsigned min_iter, uint64_t timeout_ns)
 {
 	struct hwt_smmu_dev_config dc;
 	struct hwt_smmu_dev_stats st;
@@ -147,6 +151,7 @@ static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigne
 	pthread_mutex_init(&r->why_lock, NULL);
 	r->batch = batch;
 	r->use_batch_api = batch_api;
+	r->min_iter = min_iter;
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = shift;
 	dc.handler = handler;
@@ -155,7 +160,7 @@ static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigne
 	hwt_cmdq_options_default(&o);
 	o.entries_log2 = shift;
 	o.disable_msipolling = disable_msi;
-	o.timeout_ns = 20000000000ull; /* generous: 8 producers + device on 2 cores, TSAN, qemu */
+	o.timeout_ns = timeout_ns;
 	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));
 	ASSERT_OK(hwt_smmu_dev_start(r->dev));
 	r->end_ns = hwt__now_ns() + ms * 1000000ull;
@@ -189,6 +194,13 @@ static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigne
 	hwt_cmdq_destroy(r->q);
 	hwt_smmu_dev_destroy(r->dev);
 	free(r);
+}
+
+static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
+		       bool disable_msi, unsigned ms)
+{
+	/* generous: 8 producers + device on 2 cores, TSAN, qemu */
+	stress_run(threads, batch, batch_api, shift, disable_msi, ms, 300, 20000000000ull);
 }
 
 static void stress_matrix(unsigned threads, bool disable_msi)
@@ -236,6 +248,35 @@ TEST_TIMEOUT(stress_8p_one_cpu_cons, 120)
 	one_cpu();
 	stress_one(8, 7, false, 7, true, 100);
 	stress_one(8, 64, false, 7, true, 100);
+}
+
+/*
+ * 64 producers and the device on one CPU: a producer is preempted while it
+ * owns the queue, holds the shadow cons (a registered CMD_SYNC waiter) or
+ * waits for space, and 63 others want the CPU.  Every wait must still end:
+ * each call's waits have 2 s (scaled), far beyond what a fair share of the
+ * CPU needs (a call is a few microseconds of work).  batch 100 with a
+ * CMD_SYNC on 256 entries: two calls fill the queue, so nearly every call
+ * waits for space; batch 0: the CMD_SYNC waiters themselves.
+ */
+static void oversubscribed(bool disable_msi)
+{
+	uint64_t timeout_ns = (uint64_t)(2e9 * hwt_test_scale());
+
+	one_cpu();
+	stress_run(64, 100, false, 8, disable_msi, 100, 20, timeout_ns);
+	stress_run(64, 7, false, 7, disable_msi, 100, 20, timeout_ns);
+	stress_run(64, 0, false, 7, disable_msi, 100, 20, timeout_ns);
+}
+
+TEST_TIMEOUT(stress_64p_one_cpu_msi, 120)
+{
+	oversubscribed(false);
+}
+
+TEST_TIMEOUT(stress_64p_one_cpu_cons, 120)
+{
+	oversubscribed(true);
 }
 
 STRESS(stress_1p_msi, 1, false)

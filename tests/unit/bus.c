@@ -361,3 +361,29 @@ TEST(handshakes_without_membarrier)
 		hwt_smmu_dev_destroy(dev);
 	}
 }
+
+/* The state a stop racing an enable leaves for the driver's next A_ACK,
+ * made deterministically: the device acted on the enable (CR0ACK == v), then
+ * stopped.  CR0ACK must not carry v's count with CMDQEN clear (write_cr0
+ * would read that as a refusal); CR0_SEEN still says the device acted. */
+TEST(stop_after_an_acknowledged_enable_leaves_no_count)
+{
+	struct hwt_smmu_dev *dev = new_dev();
+	struct hwt__smmu_regs *r = hwt__bus_regs(dev);
+	void *mem = aligned_alloc(4096, 4096);
+	uint64_t iova;
+	uint32_t v;
+
+	ASSERT_TRUE(mem != NULL);
+	ASSERT_OK(hwt__bus_dma_map(dev, mem, 4096, &iova));
+	ASSERT_OK(hwt_smmu_dev_start(dev));
+	hwt__reg_reset_queue(r, iova | 8);
+	v = hwt__reg_write_cr0(r, HWT_SMMU_CR0_CMDQEN);
+	ASSERT_TRUE(ack_becomes(r, v));
+	ASSERT_OK(hwt_smmu_dev_stop(dev));
+	ASSERT_NE(hwt__reg_read_cr0ack(r) >> HWT__CR0_SEQ_SHIFT, v >> HWT__CR0_SEQ_SHIFT);
+	ASSERT_TRUE(hwt__reg_cr0_acted(r));
+	ASSERT_OK(hwt__bus_dma_unmap(dev, iova));
+	hwt_smmu_dev_destroy(dev);
+	free(mem);
+}

@@ -287,6 +287,67 @@ static void *pause_at(void *arg)
 	return NULL;
 }
 
+/* Resume the device at a given time (a thread of its own). */
+static void *resume_at(void *arg)
+{
+	struct pauser *p = arg;
+	uint64_t now = hwt__now_ns();
+
+	if (p->at > now)
+		hwt__sleep_ns(p->at - now);
+	p->err = hwt_smmu_dev_resume(p->dev);
+	return NULL;
+}
+
+/*
+ * An explicit calibration after a measurement, that finishes no round (the
+ * device paused until past half the timeout, the rounds' end, and resumed
+ * before the deadline: no error), leaves the earlier measurement as it was:
+ * figures, mode and reason, not measured = true with figures of 0.
+ */
+TEST_TIMEOUT(a_calibration_without_a_round_keeps_the_earlier_measurement, 30)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info before, after;
+	struct pauser p = { 0 };
+	struct hwt_cmdq *q;
+	pthread_t t;
+	int err;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt_smmu_dev_create(&p.dev, &dc));
+	hwt_cmdq_options_default(&o);
+	o.auto_poll = true;
+	o.timeout_ns = 1000000000;
+	ASSERT_OK(hwt_cmdq_create(&q, p.dev, &o));
+	ASSERT_OK(hwt_smmu_dev_start(p.dev));
+	ASSERT_OK(hwt_cmdq_sync(q)); /* the first use measures */
+	hwt_cmdq_get_info(q, &before);
+	TLOG("first use: %s", before.reason);
+	if (!before.measured)
+		SKIP("the first use measured no round on this box: %s", before.reason);
+	ASSERT_GT(before.msi_ns, 0);
+	ASSERT_OK(hwt_smmu_dev_pause(p.dev));
+	p.at = hwt__now_ns() + o.timeout_ns / 100 * 65; /* after the rounds' end, at 50% */
+	ASSERT_EQ(pthread_create(&t, NULL, resume_at, &p), 0);
+	err = hwt_cmdq_calibrate(q);
+	pthread_join(t, NULL);
+	ASSERT_OK(p.err);
+	hwt_cmdq_get_info(q, &after);
+	TLOG("calibrate: %d, %s", err, after.reason);
+	ASSERT_TRUE(err == 0 || err == -ETIMEDOUT); /* -ETIMEDOUT: resumed late, a loaded box */
+	ASSERT_TRUE(after.measured);
+	ASSERT_EQ_U64(after.msi_ns, before.msi_ns);
+	ASSERT_EQ_U64(after.sev_ns, before.sev_ns);
+	ASSERT_EQ(after.msipolling, before.msipolling);
+	ASSERT_STR_EQ(after.reason, before.reason);
+	ASSERT_OK(hwt_cmdq_sync(q));
+	hwt_smmu_dev_stop(p.dev);
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(p.dev);
+}
+
 /*
  * The first use's measurement and the call's own commands share the call's
  * one deadline: a device paused at any point of the call makes it return

@@ -158,9 +158,10 @@ static void app_handler(int sig)
 
 TEST_TIMEOUT(forced_sigbus_gives_unsupported, 30)
 {
-	struct hwt_misaligned_opts o = { .flags = HWT__MISALIGNED_FORCE_SIGBUS };
+	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_misaligned_report r;
 	struct sigaction mine, after;
+	int ret;
 
 	/* the host program's handler must be back afterwards */
 	memset(&mine, 0, sizeof(mine));
@@ -168,7 +169,10 @@ TEST_TIMEOUT(forced_sigbus_gives_unsupported, 30)
 	sigemptyset(&mine.sa_mask);
 	ASSERT_OK(sigaction(SIGBUS, &mine, NULL));
 
-	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &r));
+	hwt__misaligned_test_hook(HWT__MISALIGNED_FORCE_SIGBUS);
+	ret = hwt_misaligned_probe(NULL, &o, &r);
+	hwt__misaligned_test_hook(0);
+	ASSERT_OK(ret);
 	ASSERT_GT(r.n, 0);
 	for (unsigned i = 0; i < r.n; i++) {
 		ASSERT_EQ(r.cpu[i].status, 0);
@@ -262,6 +266,11 @@ TEST(bad_options_are_rejected)
 	ASSERT_EQ(hwt_misaligned_probe(NULL, &o, &r), -EINVAL);
 	o = (struct hwt_misaligned_opts){ .flags = 0x80000000u };
 	ASSERT_EQ(hwt_misaligned_probe(NULL, &o, &r), -EINVAL);
+	/* the test seams are not options: only the private hook sets them */
+	o = (struct hwt_misaligned_opts){ .flags = HWT__MISALIGNED_FORCE_SIGBUS };
+	ASSERT_EQ(hwt_misaligned_probe(NULL, &o, &r), -EINVAL);
+	o = (struct hwt_misaligned_opts){ .flags = HWT__MISALIGNED_FORCE_VECTOR_TRAP };
+	ASSERT_EQ(hwt_misaligned_cpus(NULL, &o, &r), -EINVAL);
 	o = (struct hwt_misaligned_opts){ .budget_us = HWT_MISALIGNED_MAX_BUDGET_US + 1 };
 	ASSERT_EQ(hwt_misaligned_probe(NULL, &o, &r), -EINVAL);
 	ASSERT_EQ(hwt_misaligned_probe(&empty, NULL, &r), -EINVAL);

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwt__rseq_insert() for aarch64 (the contract: src/arch/rseq.h; the design:
+ * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and
+ * HWT_RSEQ_BROKEN_COMMIT make the test builds, as in src/arch/x86_64/rseq.S.
+ */
+#include "arch/rseq.h"
+
+#if defined(HWT_RSEQ_BROKEN_COMMIT)
+#define FN hwt__rseq_insert_broken
+#define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_TEST)
+#define FN hwt__rseq_insert_test
+#define ABORTS hwt__rseq_test_aborts
+#else
+#define FN hwt__rseq_insert
+#endif
+
+/*
+ * x0 = rings, w1 = nrings, x2 = ents, w3 = k, x4 = cpu_out, x5 = prod_out.
+ * Kept across the section and its restarts (the abort handler finds the
+ * registers as the interrupted code left them): x0-x5, x10 = the rseq area,
+ * x17 = &.Lcs.  Set before the section for the ring of the CPU read: w6 = cpu,
+ * x7 = ring, x8 = &PROD, x11 = &CONS, x12 = slots, w14 = 2^shift,
+ * w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons, then
+ * w15 = the PROD to commit; the copy reuses x7, x9, x11-x14, x16 (a restart
+ * sets them again).  No callee-saved register is touched.
+ */
+	.text
+	.globl	FN
+	.hidden	FN
+	.type	FN, %function
+	.p2align 4
+FN:
+	.cfi_startproc
+	adrp	x9, :got:__rseq_size			/* weak: 0 without glibc >= 2.35 */
+	ldr	x9, [x9, :got_lo12:__rseq_size]
+	cbz	x9, .Lnosys
+	ldr	w9, [x9]
+	cmp	w9, #HWT__RSEQ_MIN_SIZE			/* 0: not registered */
+	b.lo	.Lnosys
+	adrp	x10, :got:__rseq_offset
+	ldr	x10, [x10, :got_lo12:__rseq_offset]
+	cbz	x10, .Lnosys
+	ldr	x10, [x10]
+	mrs	x9, tpidr_el0
+	add	x10, x10, x9				/* the thread's struct rseq */
+	adrp	x17, .Lcs
+	add	x17, x17, :lo12:.Lcs
+	cbz	w3, .Leinval_cpu
+
+	/* The CPU, read outside the section and checked again inside it.  A
+	 * restart comes back here. */
+.Lretry:
+	ldr	w6, [x10, #HWT__RSEQ_CPU_ID]
+	str	w6, [x4]
+	cmp	w6, w1
+	b.hs	.Lerange
+	add	x7, x0, x6, lsl #HWT__RSEQ_RING_LOG2
+	ldr	x8, [x7, #HWT__RSEQ_RING_PROD]
+	ldr	x11, [x7, #HWT__RSEQ_RING_CONS]
+	ldr	x12, [x7, #HWT__RSEQ_RING_SLOTS]
+	ldr	w13, [x7, #HWT__RSEQ_RING_SHIFT]
+	mov	w14, #1
+	lsl	w14, w14, w13				/* 2^shift */
+	lsl	w15, w14, #1
+	sub	w15, w15, #1				/* WRP|IDX */
+	cmp	w3, w14
+	b.hi	.Leinval
+
+	/* The section: [.Lstart, .Lpost), the commit its last instruction.
+	 * Open it: rseq_cs = &.Lcs. */
+.Lstart:
+	str	x17, [x10, #HWT__RSEQ_CS]
+	ldr	w9, [x10, #HWT__RSEQ_CPU_ID]		/* migrated since the read? */
+	cmp	w9, w6
+	b.ne	.Labort
+	ldr	w16, [x8]				/* PROD: only this CPU writes it */
+	ldr	w13, [x7, #HWT__RSEQ_RING_CCONS]
+	sub	w9, w16, w13
+	and	w9, w9, w15				/* entries in use */
+	add	w9, w9, w3
+	cmp	w9, w14
+	b.ls	.Lroom
+	/* A_CONS: pairs with the device's R_CONS (its release store of CONS
+	 * once it has read the slots). */
+	ldar	w13, [x11]
+	and	w13, w13, w15				/* drop ERR (bits 30:24) */
+	str	w13, [x7, #HWT__RSEQ_RING_CCONS]	/* valid whatever follows */
+	sub	w9, w16, w13
+	and	w9, w9, w15
+	add	w9, w9, w3
+	cmp	w9, w14
+	b.hi	.Lfull					/* leaves the section */
+.Lroom:
+	add	w13, w16, w3
+	and	w15, w13, w15				/* prod + k, WRP|IDX */
+#ifdef HWT_RSEQ_BROKEN_COMMIT
+	stlr	w15, [x8]				/* BROKEN: commit first */
+#endif
+	/* The first run: min(k, 2^shift - idx) entries from slot idx. */
+	sub	w9, w14, #1
+	and	w9, w9, w16				/* idx */
+	sub	w13, w14, w9
+	cmp	w13, w3
+	csel	w13, w13, w3, lo			/* run 1 */
+	add	x11, x12, x9, lsl #4			/* dst (&CONS no longer needed) */
+	mov	x9, x2					/* src */
+	sub	w16, w3, w13				/* run 2 */
+1:	ldp	x7, x14, [x9], #16
+	stp	x7, x14, [x11], #16
+	subs	w13, w13, #1
+	b.ne	1b
+	/* The second run, from slot 0, if the first reached the end. */
+	cbz	w16, 3f
+2:	ldp	x7, x14, [x9], #16
+	stp	x7, x14, [x12], #16
+	subs	w16, w16, #1
+	b.ne	2b
+3:
+#ifndef HWT_RSEQ_BROKEN_COMMIT
+	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
+	 * of PROD before it reads the slots). */
+	stlr	w15, [x8]
+#endif
+.Lpost:
+	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
+	 * the kernel aborts only while the instruction pointer is in
+	 * [.Lstart, .Lpost), which only this function's own opening store leads
+	 * into, and clears a stale rseq_cs itself at its next look. */
+	str	w15, [x5]
+	mov	w0, #0
+	ret
+.Lfull:
+	mov	w0, #-HWT__RSEQ_EAGAIN
+	ret
+.Lerange:
+	mov	w0, #-HWT__RSEQ_ERANGE
+	ret
+.Leinval_cpu:
+	ldr	w6, [x10, #HWT__RSEQ_CPU_ID]
+	str	w6, [x4]
+.Leinval:
+	mov	w0, #-HWT__RSEQ_EINVAL
+	ret
+.Lnosys:
+	mov	w0, #-HWT__RSEQ_ENOSYS
+	ret
+
+	/* The signature: a brk, so that nothing can run into it. */
+	.inst	HWT__RSEQ_SIG
+	/* abort_ip: the kernel has cleared rseq_cs; nothing to undo (entries
+	 * past PROD are not published, ccons holds a CONS value read). */
+.Labort:
+#ifdef ABORTS
+	adrp	x9, ABORTS
+	ldr	x13, [x9, :lo12:ABORTS]
+	add	x13, x13, #1
+	str	x13, [x9, :lo12:ABORTS]
+#endif
+	b	.Lretry
+	.cfi_endproc
+	.size	FN, .-FN
+
+	/* The descriptor (struct rseq_cs): 32-byte aligned; .data.rel.ro, as its
+	 * addresses need relocating in a shared library, read-only after that. */
+	.section .data.rel.ro,"aw"
+	.balign	32
+.Lcs:
+	.long	0				/* version */
+	.long	0				/* flags: restart on everything */
+	.quad	.Lstart				/* start_ip */
+	.quad	.Lpost - .Lstart		/* post_commit_offset */
+	.quad	.Labort				/* abort_ip */
+
+#ifdef ABORTS
+	.bss
+	.balign	64
+	.globl	ABORTS
+	.hidden	ABORTS
+	.type	ABORTS, %object
+ABORTS:
+	.quad	0
+	.size	ABORTS, 8
+#endif
+
+	.weak	__rseq_offset
+	.weak	__rseq_size
+	.section .note.GNU-stack,"",%progbits

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwt__rseq_insert() for x86_64 (the contract: src/arch/rseq.h; the design:
+ * docs/percpu-queues.md, section 2).
+ *
+ * Test builds only (the Makefile's rules for tests/stress/rseq.c): with
+ * HWT_RSEQ_TEST the function is hwt__rseq_insert_test and its abort handler
+ * counts restarts in hwt__rseq_test_aborts (a plain, unlocked increment: a
+ * lower bound when CPUs race on it); HWT_RSEQ_BROKEN_COMMIT makes
+ * hwt__rseq_insert_broken, which commits PROD before it writes the entries,
+ * so that a restart after the commit inserts them twice and the device may
+ * read slots not yet written.  The library is built with neither.
+ */
+#include "arch/rseq.h"
+
+#if defined(HWT_RSEQ_BROKEN_COMMIT)
+#define FN hwt__rseq_insert_broken
+#define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_TEST)
+#define FN hwt__rseq_insert_test
+#define ABORTS hwt__rseq_test_aborts
+#else
+#define FN hwt__rseq_insert
+#endif
+
+/*
+ * rdi = rings, esi = nrings, rdx = ents, ecx = k, r8 = cpu_out, r9 = prod_out.
+ * Kept across the section and its restarts (the abort handler finds the
+ * registers as the interrupted code left them, so the section writes none of
+ * these): rdi, esi, rdx, r8, r9, r10 = __rseq_offset, r15d = k.
+ * Set before the section for the ring of the CPU read: r11 = ring,
+ * r12 = &PROD, ebx = 2^shift, ebp = WRP|IDX mask.  In the section:
+ * r13d = prod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
+ */
+	.text
+	.globl	FN
+	.hidden	FN
+	.type	FN, @function
+	.p2align 4
+FN:
+	.cfi_startproc
+	mov	__rseq_size@GOTPCREL(%rip), %rax	/* weak: 0 without glibc >= 2.35 */
+	test	%rax, %rax
+	jz	.Lnosys
+	cmpl	$HWT__RSEQ_MIN_SIZE, (%rax)		/* 0: not registered */
+	jb	.Lnosys
+	mov	__rseq_offset@GOTPCREL(%rip), %rax
+	test	%rax, %rax
+	jnz	.Lhave
+.Lnosys:
+	mov	$-HWT__RSEQ_ENOSYS, %eax
+	ret
+.Lhave:
+	push	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbx, 0
+	push	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	push	%r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r12, 0
+	push	%r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r13, 0
+	push	%r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r14, 0
+	push	%r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r15, 0
+	mov	(%rax), %r10			/* the area is at %fs:(%r10) */
+	mov	%ecx, %r15d
+	test	%r15d, %r15d
+	jz	.Leinval_cpu
+
+	/* The CPU, read outside the section and checked again inside it (the
+	 * kernel writes cpu_id before this thread returns to user space on a
+	 * new CPU).  A restart comes back here. */
+.Lretry:
+	movl	%fs:HWT__RSEQ_CPU_ID(%r10), %eax
+	movl	%eax, (%r8)
+	cmp	%esi, %eax
+	jae	.Lerange
+	mov	%eax, %r11d
+	shl	$HWT__RSEQ_RING_LOG2, %r11
+	add	%rdi, %r11
+	mov	HWT__RSEQ_RING_PROD(%r11), %r12
+	movl	HWT__RSEQ_RING_SHIFT(%r11), %ecx
+	mov	$1, %ebx
+	shl	%cl, %ebx				/* 2^shift */
+	lea	-1(%rbx,%rbx), %ebp			/* WRP|IDX */
+	cmp	%ebx, %r15d
+	ja	.Leinval
+	lea	.Lcs(%rip), %rcx
+
+	/* The section: [.Lstart, .Lpost), one store of PROD as its last
+	 * instruction.  Open it: rseq_cs = &.Lcs. */
+.Lstart:
+	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
+	cmpl	%eax, %fs:HWT__RSEQ_CPU_ID(%r10)	/* migrated since the read? */
+	jne	.Labort
+	movl	(%r12), %r13d				/* PROD: only this CPU writes it */
+	movl	HWT__RSEQ_RING_CCONS(%r11), %r14d
+	mov	%r13d, %ecx
+	sub	%r14d, %ecx
+	and	%ebp, %ecx				/* entries in use */
+	add	%r15d, %ecx
+	cmp	%ebx, %ecx
+	jbe	.Lroom
+	/* A_CONS: pairs with the device's R_CONS (its release store of CONS
+	 * once it has read the slots); a plain load is an acquire on x86. */
+	mov	HWT__RSEQ_RING_CONS(%r11), %rcx
+	movl	(%rcx), %r14d
+	and	%ebp, %r14d				/* drop ERR (bits 30:24) */
+	movl	%r14d, HWT__RSEQ_RING_CCONS(%r11)	/* valid whatever follows */
+	mov	%r13d, %ecx
+	sub	%r14d, %ecx
+	and	%ebp, %ecx
+	add	%r15d, %ecx
+	cmp	%ebx, %ecx
+	ja	.Lfull					/* leaves the section */
+.Lroom:
+#ifdef HWT_RSEQ_BROKEN_COMMIT
+	lea	(%r13,%r15), %ecx
+	and	%ebp, %ecx
+	mov	%ecx, (%r12)				/* BROKEN: commit first */
+#endif
+	/* The first run: min(k, 2^shift - idx) entries from slot idx. */
+	lea	-1(%rbx), %ecx
+	and	%r13d, %ecx				/* idx */
+	mov	%ebx, %r14d
+	sub	%ecx, %r14d
+	cmp	%r15d, %r14d
+	cmova	%r15d, %r14d
+	shl	$4, %rcx
+	add	HWT__RSEQ_RING_SLOTS(%r11), %rcx
+	mov	%rdx, %rax
+	shl	$4, %r14
+	add	%rax, %r14
+1:	movdqu	(%rax), %xmm0
+	movdqu	%xmm0, (%rcx)
+	add	$16, %rax
+	add	$16, %rcx
+	cmp	%r14, %rax
+	jne	1b
+	/* The second run, from slot 0, if the first reached the end. */
+	mov	%r15d, %r14d
+	shl	$4, %r14
+	add	%rdx, %r14
+	cmp	%r14, %rax
+	je	3f
+	mov	HWT__RSEQ_RING_SLOTS(%r11), %rcx
+2:	movdqu	(%rax), %xmm0
+	movdqu	%xmm0, (%rcx)
+	add	$16, %rax
+	add	$16, %rcx
+	cmp	%r14, %rax
+	jne	2b
+3:	lea	(%r13,%r15), %eax
+	and	%ebp, %eax
+#ifndef HWT_RSEQ_BROKEN_COMMIT
+	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
+	 * of PROD before it reads the slots); a plain store is a release on x86. */
+	mov	%eax, (%r12)
+#endif
+.Lpost:
+	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
+	 * the kernel aborts only while the instruction pointer is in
+	 * [.Lstart, .Lpost), which only this function's own opening store leads
+	 * into, and clears a stale rseq_cs itself at its next look. */
+	movl	%eax, (%r9)
+	xor	%eax, %eax
+	jmp	.Lout
+.Lfull:
+	mov	$-HWT__RSEQ_EAGAIN, %eax
+	jmp	.Lout
+.Lerange:
+	mov	$-HWT__RSEQ_ERANGE, %eax
+	jmp	.Lout
+.Leinval_cpu:
+	movl	%fs:HWT__RSEQ_CPU_ID(%r10), %eax
+	movl	%eax, (%r8)
+.Leinval:
+	mov	$-HWT__RSEQ_EINVAL, %eax
+.Lout:
+	.cfi_remember_state
+	pop	%r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r15
+	pop	%r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r14
+	pop	%r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r13
+	pop	%r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r12
+	pop	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
+	pop	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbx
+	ret
+	.cfi_restore_state
+
+	/* The signature, as the operand of a ud1 (as glibc and librseq write
+	 * it: disassemblers decode it, and nothing falls into it). */
+	.byte	0x0f, 0xb9, 0x3d
+	.long	HWT__RSEQ_SIG
+	/* abort_ip: the kernel has cleared rseq_cs; nothing to undo (entries
+	 * past PROD are not published, ccons holds a CONS value read). */
+.Labort:
+#ifdef ABORTS
+	incq	ABORTS(%rip)
+#endif
+	jmp	.Lretry
+	.cfi_endproc
+	.size	FN, .-FN
+
+	/* The descriptor (struct rseq_cs): 32-byte aligned; .data.rel.ro, as its
+	 * addresses need relocating in a shared library, read-only after that. */
+	.section .data.rel.ro,"aw"
+	.balign	32
+.Lcs:
+	.long	0				/* version */
+	.long	0				/* flags: restart on everything */
+	.quad	.Lstart				/* start_ip */
+	.quad	.Lpost - .Lstart		/* post_commit_offset */
+	.quad	.Labort				/* abort_ip */
+
+#ifdef ABORTS
+	.bss
+	.balign	64
+	.globl	ABORTS
+	.hidden	ABORTS
+	.type	ABORTS, @object
+ABORTS:
+	.quad	0
+	.size	ABORTS, 8
+#endif
+
+	.weak	__rseq_offset
+	.weak	__rseq_size
+	.section .note.GNU-stack,"",@progbits
