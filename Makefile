@@ -15,7 +15,7 @@
 #   make check-fuzz [FUZZ_TIME=25]   the libFuzzer targets of tests/fuzz, FUZZ_TIME s each
 #   make install [PREFIX=/usr/local] [DESTDIR=]   library, headers, hwtune.pc, tool, man pages,
 #                                the systemd unit hwtune-probe.service (not enabled; SYSTEMDUNITDIR)
-#   make bench-cmdq              hwt_cmdq against rte_ring / ck_ring / a mutex ring (JSON);
+#   make bench-cmdq              hwt_cmdq against rte_ring(_rts) / ck_ring / wfcqueue / a mutex ring (JSON);
 #                                rte_ring needs dpdk-dev (not in make deps: ~230 packages)
 #   make bench [BENCH_QUICK=1]   every benchmark: JSON in bench/results/<date>-<host>/, plots,
 #                                docs/benchmarks.md (~5-10 min; quick ~1 min); make bench-report
@@ -257,7 +257,8 @@ bench-probe:
 	@./$(BUILD)/bench/bench_probe $(BENCH_PROBE_ARGS)
 
 # Command queue against peer rings (JSON).  Peers are optional: detect.sh
-# compile-tests each (rte_ring: dpdk-dev, ck_ring: libck-dev); its answer is
+# compile-tests each (rte_ring and rte_ring_rts: dpdk-dev, ck_ring: libck-dev,
+# urcu_wfcq: liburcu-dev); its answer is
 # kept in cmdq-peers.sh and the binary relinks only when that changes.
 CMDQ_PEERS := $(BUILD)/bench/cmdq-peers.sh
 $(CMDQ_PEERS): FORCE
@@ -265,11 +266,15 @@ $(CMDQ_PEERS): FORCE
 	@sh bench/peers/detect.sh '$(CC)' > $@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/peers/*.[ch] prog/*.h) \
+$(BUILD)/bench/bench_cmdq: bench/bench_cmdq.c $(wildcard bench/cmdq/*.[ch] bench/peers/*.[ch] prog/*.h) \
 		$(CMDQ_PEERS) $(PROG_OBJS) $(BUILD)/libhwtune.a $(FLAGS_STAMP)
-	@mkdir -p $(BUILD)/obj/bench/peers
+	@mkdir -p $(BUILD)/obj/bench/peers $(BUILD)/obj/bench/cmdq
 	@. $(CMDQ_PEERS); set -e; objs=; \
-	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
+	for c in $(patsubst bench/cmdq/%.c,%,$(wildcard bench/cmdq/*.c)); do \
+		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS -c bench/cmdq/$$c.c -o $(BUILD)/obj/bench/cmdq/$$c.o); \
+		objs="$$objs $(BUILD)/obj/bench/cmdq/$$c.o"; \
+	done; \
+	for p in hwt ring mutex $${DEFS:+$$(echo "$$DEFS" | sed 's/-DHAVE_DPDK_RTS//; s/-DHAVE_DPDK/dpdk/; s/-DHAVE_CK/ck/; s/-DHAVE_URCU/urcu/')}; do \
 		extra=; [ $$p = dpdk ] && extra="$$DPDK_CFLAGS"; \
 		(set -x; $(CC) $(PROG_CFLAGS) $$DEFS $$extra -c bench/peers/$$p.c -o $(BUILD)/obj/bench/peers/$$p.o); \
 		objs="$$objs $(BUILD)/obj/bench/peers/$$p.o"; \

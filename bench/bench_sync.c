@@ -4,12 +4,15 @@
  * the cache-line floor, as JSON on stdout (a summary on stderr):
  * percentiles and a CDF of every sync timed alone, per mode.
  *
- * One software SMMU + queue per mode (the mode is fixed per queue), both
+ * One software SMMU + queue per mode (the mode is fixed per queue), the
  * devices' consumer threads pinned to the device CPU, the producer (this
  * thread) on another CPU.  A round is: a floor segment, then one segment
- * per mode, the order of the modes alternating each round (M S, S M, ...),
+ * per mode, the order of the modes rotating each round (M S, S M, ...),
  * since the cross-core round trip of a KVM guest changes regime for
  * stretches: ratios are taken within a round, then the median over rounds.
+ * Where the library has per-CPU queues (HWT_CMDQ_QUEUES_PER_CPU), a third
+ * queue mode, msi_percpu: MSI polling on a queue created with .queues =
+ * HWT_CMDQ_QUEUES_PER_CPU (its insert path is reported).
  *
  * The floor is measured two ways, both with our own two-line ping-pong
  * (prog/floor.c: the producer writes one line, an echo thread pinned on the
@@ -52,8 +55,41 @@
 #define WARM 16        /* untimed syncs before each segment */
 #define SWITCH 1.03    /* CONS polling must be > 3% faster to recommend it */
 
-enum { M_FLOOR, M_MSI, M_SEV, NMODES };
-static const char *const mode_name[NMODES] = { "floor", "msi", "sev" };
+enum {
+	M_FLOOR,
+	M_MSI,
+	M_SEV,
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+	M_PCPU,
+#endif
+	NMODES
+};
+static const char *const mode_name[NMODES] = {
+	"floor", "msi", "sev",
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+	"msi_percpu",
+#endif
+};
+#define NSYNC (NMODES - M_MSI) /* the queue modes */
+
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+/* The info's insert path and reason as words, whether the header carries
+ * them as text (an array or a pointer) or as a code. */
+static const char *words_text(const char *s)
+{
+	return s ? s : "";
+}
+
+static const char *words_code(long v)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof(buf), "path %ld", v);
+	return buf;
+}
+
+#define WORDS(x) _Generic((x), char *: words_text, const char *: words_text, default: words_code)(x)
+#endif
 
 struct opts {
 	unsigned rounds, segment, quantiles, timeout_ms;
@@ -247,7 +283,7 @@ int main(int argc, char **argv)
 	struct hwt_cmdq *q[NMODES] = { 0 };
 	struct series s[NMODES];
 	uint64_t *scratch, (*rmed)[NMODES], spin_ns, t_start = util_now_ns();
-	double *c2c, *r_msi, *r_sev, *r_ms, best_floor = 0;
+	double *c2c, *r_msi, *r_sev, *r_ms, *r_pcpu, best_floor = 0;
 	unsigned msi_wins = 0, far = 0;
 	int dcpu, pcpu, bad, err;
 	struct json j;
@@ -271,6 +307,9 @@ int main(int argc, char **argv)
 			.log2 = 8,
 			.cpu = dcpu,
 			.cons_poll = m == M_SEV,
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+			.queues = m == M_PCPU ? HWT_CMDQ_QUEUES_PER_CPU : 0,
+#endif
 			.msi_cost_ns = o.msi_cost,
 			.sev_cost_ns = o.sev_cost,
 			.cmd_cost_ns = o.cmd_cost,
@@ -295,12 +334,13 @@ int main(int argc, char **argv)
 	r_msi = xcalloc(o.rounds, sizeof(*r_msi));
 	r_sev = xcalloc(o.rounds, sizeof(*r_sev));
 	r_ms = xcalloc(o.rounds, sizeof(*r_ms));
+	r_pcpu = xcalloc(o.rounds, sizeof(*r_pcpu));
 
 	for (unsigned r = 0; r < o.rounds; r++) {
 		err = floor_segment(dcpu, spin_ns, (uint64_t)o.timeout_ms * 1000000u, o.segment,
 				    &s[M_FLOOR], scratch, &rmed[r][M_FLOOR], &c2c[r]);
-		for (unsigned k = 0; k < 2 && !err; k++) {
-			unsigned m = (r + k) % 2 ? M_SEV : M_MSI; /* M S, S M, ... */
+		for (unsigned k = 0; k < NSYNC && !err; k++) {
+			unsigned m = M_MSI + (r + k) % NSYNC; /* M S, S M, ... (M S P, S P M, ...) */
 
 			err = sync_segment(q[m], o.segment, &s[m], scratch, &rmed[r][m]);
 		}
@@ -311,6 +351,9 @@ int main(int argc, char **argv)
 		r_msi[r] = (double)rmed[r][M_MSI] / (double)rmed[r][M_FLOOR];
 		r_sev[r] = (double)rmed[r][M_SEV] / (double)rmed[r][M_FLOOR];
 		r_ms[r] = (double)rmed[r][M_MSI] / (double)rmed[r][M_SEV];
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+		r_pcpu[r] = (double)rmed[r][M_PCPU] / (double)rmed[r][M_FLOOR];
+#endif
 		msi_wins += rmed[r][M_MSI] < rmed[r][M_SEV];
 		if (!r || rmed[r][M_FLOOR] < best_floor)
 			best_floor = (double)rmed[r][M_FLOOR];
@@ -396,7 +439,28 @@ int main(int argc, char **argv)
 	json_key(&j, "msi_to_sev_p50"), json_fixed(&j, med_ms, 3);
 	json_key(&j, "rounds_msi_faster"), json_u64(&j, msi_wins);
 	json_key(&j, "rounds"), json_u64(&j, o.rounds);
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+	json_key(&j, "msi_percpu_to_floor_p50"), json_fixed(&j, stat_median(r_pcpu, o.rounds), 3);
+#endif
 	json_close(&j);
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+	{
+		struct hwt_cmdq_info info;
+
+		hwt_cmdq_get_info(q[M_PCPU], &info);
+		json_nl(&j, "  ");
+		json_key(&j, "percpu");
+		json_obj(&j);
+		json_key(&j, "queues"), json_u64(&j, info.queues);
+		json_key(&j, "insert_path"), json_str(&j, WORDS(info.insert_path));
+		json_key(&j, "insert_path_reason"), json_str(&j, WORDS(info.insert_path_reason));
+		json_close(&j);
+		fprintf(stderr,
+			"bench_sync %s: per-CPU queue: MSI %.2fx floor; %u queues, insert path %s (%s)\n",
+			o.label, stat_median(r_pcpu, o.rounds), (unsigned)info.queues,
+			WORDS(info.insert_path), WORDS(info.insert_path_reason));
+	}
+#endif
 	json_nl(&j, "  ");
 	json_key(&j, "recommendation");
 	json_obj(&j);
@@ -439,6 +503,6 @@ int main(int argc, char **argv)
 		util_queue_destroy(dev[m], q[m]);
 	for (unsigned m = 0; m < NMODES; m++)
 		free(s[m].v);
-	free(scratch), free(rmed), free(c2c), free(r_msi), free(r_sev), free(r_ms);
+	free(scratch), free(rmed), free(c2c), free(r_msi), free(r_sev), free(r_ms), free(r_pcpu);
 	return 0;
 }

@@ -6,10 +6,12 @@
 #   docs/benchmarks/<date>-<host>)
 #
 # Every file: the machine facts (CPU model, kernel, a floor > 0), the exact
-# command, a result that did not fail.  bench_sync: three modes, each with a
+# command, a result that did not fail.  bench_sync: three modes (four with
+# per-CPU queues: msi_percpu), each with a
 # non-decreasing CDF whose last point is the max and whose p50 is the
 # median; the recommendation is msi or sev.  bench_cmdq: every case has a
-# rate per implementation.  bench_probe: the scaling rows 1..N, the budget
+# rate per implementation; with several producer counts, 1 among them,
+# every rate above 1 producer has its ratio to the fair share.  bench_probe: the scaling rows 1..N, the budget
 # rows (each counting vector verdicts too), and the measured vector and
 # split objects: a "vector" unit row with its stability, one verdict row
 # per CPU and unit (a known verdict, a ratio > 0 when fast or slow), one
@@ -51,6 +53,7 @@ for f in "$dir"/*.json; do
 	/"command": "/ { cmd = 1 }
 	/"failed": true/ { say("the benchmark failed (see its .log)") }
 	/"bench_sync":/ { sync = 1 }
+	/"mode": "msi_percpu"/ { pcpu = 1 }
 	/"mode": "/ {
 		modes++
 		match($0, /"mode": "[a-z]+"/); md = substr($0, RSTART + 9, RLENGTH - 10)
@@ -64,7 +67,10 @@ for f in "$dir"/*.json; do
 	}
 	/"recommendation": \{"poll"/ { rec = $0 ~ /"poll": "(msi|sev)"/ ? 1 : -1 }
 	/"bench_cmdq":/ { cmdq = 1 }
-	/"group": "[a-z]+", "burst"/ { cases++ }
+	/"config": \{"producers": \[/ { c = $0; sub(/.*"producers": \[/, "", c); sub(/\].*/, "", c)
+		nprods = split(c, pl, /, */); for (i = 1; i <= nprods; i++) if (pl[i] == 1) one = 1 }
+	/"group": "[a-z]+", "burst"/ { cases++; cp = num($0, "producers") }
+	/^ *"[a-z_]+": \{"p50": / && nprods > 1 && one && cp > 1 && !/"fair_share_ratio_p50"/ { say("case " cases " (" cp " producers): a rate without fair_share_ratio_p50") }
 	/^ *"[a-z_]+": \{"p50": / { rates++; if (num($0, "p50") == 0) { x = $0; sub(/^ *"/, "", x); sub(/".*/, "", x); say("case " cases ": " x " moved nothing (p50 rate 0)") } }
 	/"bench_probe":/ { probe = 1 }
 	/"cpus": [0-9]+, "parallel_wall_ns_p50"/ { if (num($0, "cpus") != ++rows) say("scaling row " rows " is for " num($0, "cpus") " CPUs") }
@@ -94,7 +100,7 @@ for f in "$dir"/*.json; do
 	}
 	END {
 		if (!cmd) say("no command")
-		if (sync && modes != 3) say(modes " modes (expected floor, msi, sev)")
+		if (sync && modes != 3 + pcpu) say(modes " modes (expected floor, msi, sev" (pcpu ? ", msi_percpu" : "") ")")
 		if (sync && rec != 1) say("no msi/sev recommendation")
 		if (cmdq && (!cases || rates < 2 * cases)) say(cases " cases with " rates " rates")
 		if (probe && !rows) say("no scaling rows")

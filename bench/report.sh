@@ -64,7 +64,10 @@ CMDQ='
 	if (!((g, b) in bseen)) { bseen[g, b] = 1; bursts[g, ++nb[g]] = b } }
 /"ratio_p50":/ { key = g SUBSEP b SUBSEP str($0, "hwt") SUBSEP str($0, "peer")
 	ratio[key] = num($0, "ratio_p50"); wins[key] = num($0, "rounds_hwt_faster"); rounds[key] = num($0, "rounds") }
-/"peer": "[^"]*", "package":/ { skipped = skipped " " str($0, "peer") " (" str($0, "package") ")" }
+/"skipped": \[/ { s = $0
+	while (match(s, /\{"peer": "[^"]*", "(package|reason)": "[^"]*"\}/)) {
+		e = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+		skipped = skipped (skipped == "" ? " " : "; ") str(e, "peer") " (" (e ~ /"package"/ ? str(e, "package") : str(e, "reason")) ")" } }
 '
 for g in flow sync; do
 	awk -v g0=$g "$LIB$CMDQ"'END { printf "burst"; for (i = 1; i <= ni; i++) if ((g0, bursts[g0, 1], order[i]) in rate) printf " %s", order[i]; print ""
@@ -73,18 +76,37 @@ for g in flow sync; do
 		"$dir/throughput.json" > "$pd/throughput-$g.dat"
 done
 
-# contention: per producer count P and burst B, calls/s per producer
-conts=$(for f in "$dir"/contention-p*.json; do [ -e "$f" ] || continue; p=${f##*contention-p}; echo "${p%.json} $f"; done | sort -n | cut -d' ' -f2-)
+# contention: per producer count P and burst B, calls/s per producer and the
+# ratio to the fair share.  One run with every count (contention.json, its
+# cases carry "producers"), or older results: a file per count
+# (contention-p<P>.json, P from the name; the fair share then is the ratio
+# of the medians across runs).
+if [ -s "$dir/contention.json" ]; then conts=$dir/contention.json
+else conts=$(for f in "$dir"/contention-p*.json; do [ -e "$f" ] || continue; p=${f##*contention-p}; echo "${p%.json} $f"; done | sort -n | cut -d' ' -f2-); fi
+CONT='
+FNR == 1 { P0 = FILENAME; sub(/.*contention-p/, "", P0); sub(/\.json$/, "", P0); failed = 0 }
+/"failed": true/ { f = FILENAME; sub(/.*\//, "", f); sub(/\.json$/, "", f); bad[f] = 1 }
+/"group": "[a-z]+", "burst"/ { g = str($0, "group"); b = num($0, "burst")
+	p = ($0 ~ /"producers": [0-9]/) ? num($0, "producers") : P0
+	pc = ($0 ~ /"producer_cpus": [0-9]/) ? num($0, "producer_cpus") : ""
+	if (!((p) in pseen)) { pseen[p] = 1; ps[++np] = p }
+	if (!((b) in bs)) { bs[b] = 1; bl[++nbl] = b }
+	cpus[p] = pc }
+/^ *"[a-z_]+": \{"p50": / && g == "sync" { x = $0; sub(/^ *"/, "", x); sub(/".*/, "", x)
+	if (!(x in seen)) { seen[x] = 1; order[++ni] = x }
+	cr[p, b, x] = num($0, "p50") / p / b
+	cas[p, b, x] = num($0, "cas_retries_per_call_p50")
+	if ($0 ~ /"fair_share_ratio_p50"/) fair[p, b, x] = num($0, "fair_share_ratio_p50") }
+function sortp(   i, j, t) { for (i = 2; i <= np; i++) for (j = i; j > 1 && ps[j] + 0 < ps[j - 1] + 0; j--) { t = ps[j]; ps[j] = ps[j - 1]; ps[j - 1] = t } }
+function fs(p, b, x) { if ((p, b, x) in fair) return fair[p, b, x]
+	return ((1, b, x) in cr && cr[1, b, x] > 0) ? cr[p, b, x] * p / cr[1, b, x] : -1 }
+'
 for b in 1 8; do
-	for f in $conts; do
-		p=${f##*contention-p}; p=${p%.json}
-		awk -v P="$p" -v B="$b" "$LIB$CMDQ"'END { printf "%s", P
-		   for (i = 1; i <= ni; i++) if (("sync", B, order[i]) in rate) { printf " %s=%.3f", order[i], rate["sync", B, order[i]] / P / B / 1e3 }
-		   print "" }' "$f"
-	done | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); if (!(kv[1] in s)) { s[kv[1]] = 1; o[++n] = kv[1] } v[NR, kv[1]] = kv[2] } p[NR] = $1 }
-		END { printf "producers"; for (i = 1; i <= n; i++) printf " %s", o[i]; print ""
-		      for (r = 1; r <= NR; r++) { printf "%s", p[r]; for (i = 1; i <= n; i++) printf " %s", ((r, o[i]) in v) ? v[r, o[i]] : "NaN"; print "" } }' \
-		> "$pd/contention-b$b.dat"
+	# shellcheck disable=SC2086
+	awk -v B="$b" "$LIB$CONT"'END { sortp(); printf "producers"; for (i = 1; i <= ni; i++) printf " %s", order[i]; print ""
+	   for (k = 1; k <= np; k++) { p = ps[k]; printf "%s", p
+	     for (i = 1; i <= ni; i++) printf " %s", ((p, B, order[i]) in cr) ? sprintf("%.3f", cr[p, B, order[i]] / 1e3) : "NaN"
+	     print "" } }' $conts > "$pd/contention-b$b.dat"
 done
 
 J '/"cpus": [0-9]+, "parallel_wall_ns_p50"/ { printf "%s %s %s %s %s\n", num($0, "cpus"), ms(num($0, "parallel_wall_ns_p50")), ms(num($0, "serial_wall_ns_p50")), ms(num($0, "kernel_parallel_wall_ns_p50")), ms(num($0, "kernel_serial_wall_ns_p50")) }' \
@@ -187,12 +209,14 @@ busy=$(J '/^\{"machine": / { split(str($0, "loadavg"), l, " "); if (l[1] + 0 > 0
 sync_table() { # $1 config
 	awk -v cfg="$1" "$LIB"'/"c2clat_min_rtt_ns"/ { c2 = num($0, "c2clat_min_rtt_ns"); md = num($0, "c2c_median_rtt_ns") }
 	   /"mode": "/ { md_ = str($0, "mode"); row[md_] = sprintf("%s | %s | %s | %s | %s", num($0, "p50"), num($0, "p90"), num($0, "p99"), num($0, "p999"), num($0, "max")) }
-	   /"msi_to_floor_p50"/ { rm = num($0, "msi_to_floor_p50"); rs = num($0, "sev_to_floor_p50"); rms = num($0, "msi_to_sev_p50"); w = num($0, "rounds_msi_faster"); r = num($0, "rounds") }
+	   /"msi_to_floor_p50"/ { rm = num($0, "msi_to_floor_p50"); rs = num($0, "sev_to_floor_p50"); rms = num($0, "msi_to_sev_p50"); w = num($0, "rounds_msi_faster"); r = num($0, "rounds"); rp = num($0, "msi_percpu_to_floor_p50") }
+	   /"percpu": \{/ { pq = num($0, "queues"); pp = str($0, "insert_path"); pr = str($0, "insert_path_reason") }
 	   /"recommendation": \{"poll"/ { rec = str($0, "poll") }
 	   END {
 		printf "| %s | floor (round trip) | %s | 1 | c2clat min RTT %s ns (one way %.1f), median RTT %s ns (one way %.1f) |\n", cfg, row["floor"], c2, c2 / 2, md, md / 2
 		printf "| %s | MSI polling | %s | %.2fx | MSI/CONS %.3f per round (median), MSI faster in %d/%d rounds |\n", cfg, row["msi"], rm, rms, w, r
-		printf "| %s | CONS polling | %s | %.2fx | recommendation: **%s** |\n", cfg, row["sev"], rs, rec == "sev" ? "sev (disable_msipolling=1)" : "msi (disable_msipolling=0)" }' \
+		printf "| %s | CONS polling | %s | %.2fx | recommendation: **%s** |\n", cfg, row["sev"], rs, rec == "sev" ? "sev (disable_msipolling=1)" : "msi (disable_msipolling=0)"
+		if ("msi_percpu" in row) printf "| %s | MSI polling, per-CPU queues | %s | %.2fx | %s queues, insert path **%s** (%s) |\n", cfg, row["msi_percpu"], rp, pq, pp, pr }' \
 		"$dir/sync-$1.json"
 }
 rec_of() { J '/"recommendation": \{"poll"/ { print str($0, "poll") }' "$dir/sync-$1.json"; }
@@ -217,17 +241,55 @@ thr_table() { # $1 group
 skipped=$(awk "$LIB$CMDQ"'END { print skipped }' "$dir/throughput.json")
 
 cont_table() {
-	printf '| producers | burst | hwt MSI (calls/s per producer) | hwt CONS | rte_ring_await | ck_ring_await | urcu_wfcq_await | mutex_ring_await | CAS retries per call (MSI, CONS) |\n|---|---|---|---|---|---|---|---|---|\n'
-	for f in $conts; do
-		p=${f##*contention-p}; p=${p%.json}
-		if grep -q '"failed": true' "$f"; then
-			echo "| $p | - | failed (see $(basename "${f%.json}").log) | | | | | | |"
-			continue
-		fi
-		awk -v P="$p" "$LIB$CMDQ"'function c(b, x) { return (("sync", b, x) in rate) ? sprintf("%.1f K", rate["sync", b, x] / P / b / 1e3) : "skipped" }
-		END { for (k = 1; k <= nb["sync"]; k++) { b = bursts["sync", k]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.3f, %.3f |\n", P, b, c(b, "hwt_cmdq_sync_msi"), c(b, "hwt_cmdq_sync_cons"), c(b, "rte_ring_await"), c(b, "ck_ring_await"), c(b, "urcu_wfcq_await"), c(b, "mutex_ring_await"), cas["sync", b, "hwt_cmdq_sync_msi"], cas["sync", b, "hwt_cmdq_sync_cons"] } }' "$f"
+	# shellcheck disable=SC2086
+	awk "$LIB$CONT"'END { sortp()
+		printf "| producers (on CPUs) | burst |"; for (i = 1; i <= ni; i++) printf " %s |", order[i]
+		printf " CAS retries per call (hwt) |\n|---|---|"; for (i = 1; i <= ni; i++) printf "---|"; print "---|"
+		for (k = 1; k <= np; k++) for (j = 1; j <= nbl; j++) { p = ps[k]; b = bl[j]
+			if (!((p, b, order[1]) in cr)) continue
+			printf "| %s%s | %s |", p, cpus[p] == "" ? "" : " (" cpus[p] ")", b; c = ""
+			for (i = 1; i <= ni; i++) { x = order[i]
+				if (!((p, b, x) in cr)) { printf " - |"; continue }
+				printf " %.1f K", cr[p, b, x] / 1e3
+				if (p > 1 && fs(p, b, x) >= 0) printf " (%.2f)", fs(p, b, x)
+				printf " |"
+				if (x ~ /^hwt_/) { n = x; sub(/^hwt_cmdq_?/, "", n)
+					c = c sprintf("%s%s %.3f", c == "" ? "" : ", ", n == "" ? "flow" : n, cas[p, b, x]) } }
+			printf " %s |\n", c }
+		for (f in bad) printf "| - | - | %s failed (see %s.log) |\n", f, f }' $conts
+}
+
+# hwtune cmdq with several producers: per run and mode, the sync latency of
+# a call (the shared queue; per-CPU queues where the tool has them).
+tool_threads() {
+	[ -s "$dir/tool-cmdq-threads8.json" ] || return 0
+	echo "Oversubscribed producers as users run them: \`$(cmd_of tool-cmdq-threads8)\`$(
+		[ -s "$dir/tool-cmdq-threads8-percpu.json" ] && echo " and with \`--queues per-cpu\`")"
+	echo "(each call a batch + CMD_SYNC, the time of the call; µs):"
+	echo
+	echo "| queues | poll | threads | batch | p50 | p99 | p99.9 | max | syncs/s |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for t in threads8 threads8-percpu; do
+		[ -s "$dir/tool-cmdq-$t.json" ] || continue
+		awk -v Q="$([ $t = threads8 ] && echo shared || echo per-CPU)" "$LIB"'function us(v) { return sprintf("%.1f", v / 1e3) }
+		   /"failed": true/ { printf "| %s | failed (see its .log) |\n", Q }
+		   /"insert_path": "/ { ip = ", " str($0, "insert_path") }
+		   /"poll": "[a-z]+", "threads": / { s = $0; sub(/.*"sync_ns": \{/, "", s); sub(/\}.*/, "", s)
+			row[++n] = sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", str($0, "poll"), num($0, "threads"), num($0, "batch"), us(num(s, "p50")), us(num(s, "p99")), us(num(s, "p999")), us(num(s, "max")), num($0, "syncs_per_s")) }
+		   END { for (i = 1; i <= n; i++) printf "| %s%s %s\n", Q, ip, row[i] }' "$dir/tool-cmdq-$t.json"
 	done
+}
+
+cont_cmd() {
+	if [ -s "$dir/contention.json" ]; then echo "\`$(cmd_of contention)\`"
+	else echo "\`$(cmd_of contention-p1 2>/dev/null | sed 's/--producers 1/--producers P/')\` for P in 1 2 4 8 16"; fi
+}
+
+# The insert path each hwt_cmdq queue ran (per-CPU queues: rseq or shared).
+paths() {
+	for f in "$dir/throughput.json" $conts; do
+		J '/"insert_path": "/ { printf "%s: **%s** (%s)\n", str($0, "name"), str($0, "insert_path"), str($0, "insert_path_reason") }' "$f"
+	done | sort -u | sed 's/^/- /'
 }
 
 probe_tables() {
@@ -311,7 +373,7 @@ exact command).
 $machine
 | floor at the start of each benchmark (ns, round trip) | $floors |
 
-${skipped:+Peers skipped (package missing):$skipped.}
+${skipped:+Peers skipped:$skipped.}
 ${plots_note}
 
 ## 1. Empty-queue CMD_SYNC: MSI polling vs CONS polling vs the floor
@@ -359,23 +421,38 @@ Completion awaited per burst (sync), M elements/s:
 
 $(thr_table sync)
 
-Peers: DPDK \`rte_ring\` (MP enqueue / SC dequeue bursts, no EAL), Concurrency Kit \`ck_ring\`
+$(p=$(paths); [ -z "$p" ] || printf 'Insert path of the hwt_cmdq queues (from their hwt_cmdq_info):\n\n%s\n' "$p")
+
+Peers: DPDK \`rte_ring\` (MP enqueue / SC dequeue bursts, no EAL) and \`rte_ring_rts\` (the same
+ring in relaxed tail sync mode, \`RING_F_MP_RTS_ENQ\`: only the last producer in flight moves the
+tail, DPDK's mode for overcommitted producer threads), Concurrency Kit \`ck_ring\`
 (MPSC, one element per call), liburcu's \`wfcqueue\` (\`urcu_wfcq\`: wait-free enqueue of intrusive
 nodes, one dequeuer; each producer reuses a pool of 2^N nodes, since the queue itself is unbounded)
 and a mutex + condvar ring. Every element is a 16-byte command; every consumer calls a no-op handler
 per element and checks every producer's sequence. The \`*_await\` rings wait until their consumer
-published the burst's last element. See \`bench/peers/\` and "How bench_cmdq measures" in
+published the burst's last element. \`hwt_cmdq_percpu\` and \`hwt_cmdq_percpu_sync_msi\` are
+hwt_cmdq with one command queue per CPU (\`.queues = HWT_CMDQ_QUEUES_PER_CPU\`), listed as skipped
+in a build without per-CPU queues. See \`bench/peers/\` and "How bench_cmdq measures" in
 [the figures measured by hand]($hand#how-bench_cmdq-measures).
 
 ## 3. Contention: 1, 2, 4, 8, 16 producers, batch + CMD_SYNC loops
 
 ![contention vs producers]($rel/contention.png)
 
-Reproduce: \`$(cmd_of contention-p1 2>/dev/null | sed 's/--producers 1/--producers P/')\` for P in 1 2 4 8 16.
+Reproduce: $(cont_cmd).
 
-Calls (burst commands + CMD_SYNC, completion awaited) per second per producer, K = 1000:
+Calls (burst commands + CMD_SYNC, completion awaited) per second per producer, K = 1000, and in
+parentheses the ratio to the fair share: the per-producer rate over (the 1-producer rate / P), that
+is all P producers' rate over the 1-producer rate, taken per round and the median reported (results
+with one file per producer count: the ratio of the medians). 1.00 is fair while the producers
+time-share one CPU; above 1, waiting producers let others run (or the producers ran on several
+CPUs: the first column says on how many).
 
 $(cont_table)
+
+$(p=$(paths); [ -z "$p" ] || printf 'Insert path of the hwt_cmdq queues (from their hwt_cmdq_info):\n\n%s\n' "$p")
+
+$(tool_threads)
 
 The shape is the kernel's DMA map/unmap benchmark (each unmap: an invalidation and a CMD_SYNC per
 CPU). **This machine has 2 CPUs: the consumer (device) has one, and every producer shares the

@@ -36,9 +36,12 @@ fi
 # CMD_SYNC Barry Song measured on Hi1620, 280 ns with MSI polling and 190 ns
 # with SEV, added as the device's busy-waited completion cost per mode.
 HI1620="--msi-cost-ns 280 --sev-cost-ns 190"
-PRODUCERS="1 2 4 8 16"
+# Contention: every producer count in each round of one run (the ratio to
+# the fair share is taken per round); the producers time-share one CPU on a
+# 2-CPU machine and spread over real CPUs on a larger one.
+PRODUCERS=1,2,4,8,16
 
-steps=$((6 + $(echo $PRODUCERS | wc -w)))
+steps=8
 n=0
 progress() {
 	n=$((n + 1))
@@ -83,9 +86,16 @@ run sync-hi1620 "$B/bench/bench_sync" $SYNC $HI1620 --label hi1620
 run tool-cmdq-default "$B/hwtune" cmdq --json $TOOL
 run tool-cmdq-hi1620 "$B/hwtune" cmdq --json $TOOL $HI1620
 run throughput "$B/bench/bench_cmdq" --bursts 1,8,32,64 --group both $THR
-for p in $PRODUCERS; do
-	run "contention-p$p" "$B/bench/bench_cmdq" --producers "$p" --bursts 1,8 --group sync $CON
-done
+run contention "$B/bench/bench_cmdq" --producers $PRODUCERS --bursts 1,8 --group sync $CON
+# The oversubscribed tail as users see it: 8 producers, batches of 32 +
+# CMD_SYNC, a queue of 128 entries.
+run tool-cmdq-threads8 "$B/hwtune" cmdq --json --threads 8 --batch 32 --entries-log2 7 $TOOL
+# ... and on per-CPU queues, where the tool has them.
+if "$B/hwtune" cmdq --help 2>&1 | grep -q -- '--queues'; then
+	steps=$((steps + 1))
+	run tool-cmdq-threads8-percpu "$B/hwtune" cmdq --json --threads 8 --batch 32 --entries-log2 7 \
+		--queues per-cpu $TOOL
+fi
 run probe "$B/bench/bench_probe" $PROBE
 
 echo "$(($(date +%s) - t0))" > "$out/elapsed_s"

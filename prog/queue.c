@@ -14,6 +14,10 @@ int util_queue_create(const struct util_queue_cfg *c, struct hwt_smmu_dev **dev,
 
 	*dev = NULL;
 	*q = NULL;
+#ifndef HWT_CMDQ_QUEUES_PER_CPU
+	if (c->queues > 1)
+		return -EOPNOTSUPP;
+#endif
 	hwt_smmu_dev_config_default(&dc);
 	dc.idr0 = HWT_SMMU_IDR0_MSI | HWT_SMMU_IDR0_SEV | HWT_SMMU_IDR0_COHACC;
 	if (c->log2 > dc.cmdqs)
@@ -35,6 +39,10 @@ int util_queue_create(const struct util_queue_cfg *c, struct hwt_smmu_dev **dev,
 	qo.disable_msipolling = c->cons_poll;
 	qo.auto_poll = c->auto_poll;
 	qo.timeout_ns = c->timeout_ns;
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+	if (c->queues)
+		qo.queues = c->queues;
+#endif
 	err = hwt_cmdq_create(q, *dev, &qo);
 	if (!err && c->start)
 		err = hwt_smmu_dev_start(*dev);

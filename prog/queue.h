@@ -11,6 +11,10 @@
 
 struct util_queue_cfg {
 	unsigned log2;         /* queue of 2^log2 entries */
+	/* hwt_cmdq_options.queues where the library has it (1, N or
+	 * HWT_CMDQ_QUEUES_PER_CPU); 0: the default.  Without per-CPU queues
+	 * in the library, anything but 0 or 1 is -EOPNOTSUPP. */
+	unsigned queues;
 	int cpu;               /* the device's consumer thread, -1 unpinned */
 	unsigned cons_batch;   /* the device publishes CONS every N commands (0: default) */
 	bool cons_poll;        /* disable_msipolling: complete by CONS polling */

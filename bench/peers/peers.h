@@ -8,7 +8,7 @@
  *
  * hwt.c is hwt_cmdq (the software SMMU is the consumer).  ring.c turns a
  * ring with plain enqueue/dequeue calls (struct bench_ring_ops: dpdk.c,
- * ck.c, mutex.c) into a queue: a consumer thread per segment that checks
+ * rte_ring and rte_ring_rts; ck.c, urcu.c, mutex.c) into a queue: a consumer thread per segment that checks
  * every producer's sequence numbers and publishes the last one seen.  Each
  * peer file is compiled only when its library is found (detect.sh) and
  * uses only that library's public API.
@@ -60,6 +60,10 @@ struct bench_queue_cfg {
 struct bench_queue_desc {
 	char name[32];   /* "rte_ring_await" */
 	char what[512];  /* the calls used, how elements travel */
+	/* hwt_cmdq: which insertion the queue runs ("rseq", "shared") and why,
+	 * from its hwt_cmdq_info; empty for the others */
+	char insert_path[24];
+	char insert_path_reason[160];
 };
 
 struct bench_queue_ops {
@@ -83,12 +87,20 @@ struct bench_queue_ops {
 	/* Optional (NULL: not reported): the segment's failed reservation
 	 * CASes per put, all producers, warm-up included. */
 	double (*cas_retries)(void *q);
+	/* Optional: refresh desc after the measurements (what the queue ran). */
+	void (*describe)(void *q, struct bench_queue_desc *desc);
 };
 
 extern const struct bench_queue_ops bench_hwt_ops;
+#ifdef HWT_CMDQ_QUEUES_PER_CPU
+extern const struct bench_queue_ops bench_hwt_percpu_ops;
+#endif
 extern const struct bench_queue_ops bench_mutex_ops;
 #ifdef HAVE_DPDK
 extern const struct bench_queue_ops bench_dpdk_ops;
+#endif
+#ifdef HAVE_DPDK_RTS
+extern const struct bench_queue_ops bench_dpdk_rts_ops;
 #endif
 #ifdef HAVE_CK
 extern const struct bench_queue_ops bench_ck_ops;
