@@ -86,11 +86,72 @@
 #define HWT__CMDQ_BASE_LOG2SIZE_MASK 0x1full
 #define HWT__CMDQ_BASE_RA (1ull << 62)
 
+/*
+ * Several command queues (ECMDQ-like).  The device has NUMQ queues
+ * (hwt__reg_nqueues(), from IDR6.NUMQ); queue 0 is the queue above (CR0/
+ * CR0ACK, CMDQ_BASE, PROD, CONS, GERROR/GERRORN, unchanged), and queue i >= 1
+ * has a block of its own, struct hwt__smmu_qregs:
+ *
+ *   Q_BASE_i      IOVA | LOG2SIZE, as CMDQ_BASE         driver, while disabled
+ *   Q_PROD_i      WRP | IDX only (no other bit)         driver (own line)
+ *   Q_CONS_i      WRP | IDX, ERR [30:24], OVF [31]      device (own line)
+ *   Q_EN_i        CMDQEN (bit 3) + write count [31:16]  driver: the CR0 of queue i
+ *   Q_ENACK_i     Q_EN as acted on, 0 stopped           device: its CR0ACK
+ *   Q_EN_SEEN_i   the last Q_EN acted on, kept on stop  device: its CR0_SEEN
+ *   Q_GERROR_i    CMDQ_ERR, MSI_CMDQ_ABT (toggles)      device: its GERROR
+ *   Q_GERRORN_i   acknowledgement toggles               driver: its GERRORN
+ *
+ * Each pair has today's shape and ordering: Q_EN/Q_ENACK the CR0/CR0ACK
+ * handshake (R_QEN/A_QEN, R_QACK/A_QACK), Q_GERROR/Q_GERRORN the error
+ * toggles (R_QGERR/A_QGERR, R_QGERRN/A_QGERRN), Q_PROD/Q_CONS R_PROD/A_PROD
+ * and R_CONS/A_CONS.  A command error stops only its own queue: CONS.ERR of
+ * that queue, its GERROR toggled and the GERROR line called; the queue
+ * re-fetches at CONS once its GERRORN acknowledges.  The other queues run
+ * on.  A CMD_SYNC orders the commands of its own queue only: there is no
+ * order between queues.  The hwt__reg_q_*(r, i, ..) accessors below take
+ * any i < NUMQ and reach queue 0's registers for i = 0, so a driver can
+ * treat all queues alike.  One doorbell (DB, dev_sleeping) and one SEV (EVT)
+ * serve all queues; the device's S3 reads Q_EN of every queue and Q_PROD and
+ * Q_GERRORN of every enabled one (consumer.c).  A stopped device has every
+ * Q_ENACK 0, as CR0ACK, and keeps Q_EN_SEEN, as CR0_SEEN.
+ *
+ * Q_PROD on its own line: a producer's commit is a single plain store of
+ * WRP | IDX to it (the rseq path), so no enable or acknowledge bit may share
+ * the word, and the device's writes (CONS) never bounce it.
+ */
+#define HWT__NUMQ_MAX 256u
+#define HWT__IDR6_NUMQ_MASK 0x1ffu /* IDR6 [8:0]: the number of queues (no SMMUv3 field) */
+#define HWT__Q_EN HWT_SMMU_CR0_CMDQEN
+
+struct hwt__smmu_qregs {
+	/* Written by the driver's producers, read by the device. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t prod;    /* Q_PROD: WRP | IDX only */
+	/* Written by the device, read by the driver. */
+	alignas(HWT__CACHELINE) _Atomic uint32_t cons;    /* Q_CONS, ERR in [30:24] */
+	_Atomic uint32_t enack;                           /* Q_ENACK: 0 stopped */
+	_Atomic uint32_t en_seen;                         /* Q_EN_SEEN: kept across stops */
+	_Atomic uint32_t gerror;                          /* Q_GERROR */
+	/* Written by the driver rarely, read by the device once per segment. */
+	alignas(HWT__CACHELINE) _Atomic uint64_t base;    /* Q_BASE: IOVA | LOG2SIZE */
+	_Atomic uint32_t en;                              /* Q_EN */
+	_Atomic uint32_t gerrorn;                         /* Q_GERRORN */
+};
+
+_Static_assert(offsetof(struct hwt__smmu_qregs, cons) - offsetof(struct hwt__smmu_qregs, prod) >=
+		       HWT__CACHELINE &&
+	       offsetof(struct hwt__smmu_qregs, base) - offsetof(struct hwt__smmu_qregs, cons) >=
+		       HWT__CACHELINE,
+	       "Q_PROD, Q_CONS and the rare registers each on a line of their own");
+
 struct hwt__smmu_regs {
 	/* Read-only after the device is created. */
 	uint32_t idr0;
 	uint32_t idr1;
+	uint32_t idr6; /* NUMQ [8:0]: command queues, 1..HWT__NUMQ_MAX (see below) */
 	bool asym; /* the handshakes' heavy side is a membarrier (see above) */
+	/* Blocks of queues 1..NUMQ-1 at q[1..]; q[0] is unused (queue 0 is the
+	 * fields below).  Allocated with the device, never moved. */
+	struct hwt__smmu_qregs *q;
 
 	/* Written by the driver, read by the device. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t prod;   /* CMDQ_PROD */
@@ -315,6 +376,180 @@ static inline int hwt__reg_wait_event(struct hwt__smmu_regs *r, uint64_t timeout
 	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
 	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
 	if (hwt__reg_cmdq_enabled(r) && still_waiting(arg))
+		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
+	atomic_fetch_sub_explicit(&r->evt_sleepers, 1, memory_order_relaxed);
+	return ret == -ETIMEDOUT ? ret : 0;
+}
+
+/* --- driver side: queue i of NUMQ (i = 0 is the queue above) ------------ */
+
+/* NUMQ: how many queues the device has, 1..HWT__NUMQ_MAX. */
+static inline unsigned hwt__reg_nqueues(const struct hwt__smmu_regs *r)
+{
+	return r->idr6 & HWT__IDR6_NUMQ_MASK;
+}
+
+/* The PROD word of queue i, for a producer that commits with one store of
+ * its own (the rseq path: a plain store on x86_64, stlr on aarch64, is
+ * R_PROD), then calls hwt__reg_q_doorbell().  Holds WRP | IDX only. */
+static inline _Atomic uint32_t *hwt__reg_q_prod(struct hwt__smmu_regs *r, unsigned i)
+{
+	return i ? &r->q[i].prod : &r->prod;
+}
+
+/* The CONS word of queue i (device-written; read it with A_CONS). */
+static inline _Atomic uint32_t *hwt__reg_q_cons(struct hwt__smmu_regs *r, unsigned i)
+{
+	return i ? &r->q[i].cons : &r->cons;
+}
+
+/* DB2 after an R_PROD made by the caller (hwt__reg_q_prod): on the
+ * asymmetric doorbell a compiler barrier and a relaxed load (the sleeper's
+ * SB orders them, see above); else a seq_cst load after the caller's seq_cst
+ * store.  A producer preempted before this only delays the wake-up: the
+ * device's S3 reads every enabled queue's PROD. */
+static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
+{
+	if (__builtin_expect(r->asym, 1)) {
+		atomic_signal_fence(memory_order_seq_cst); /* the sleeper's SB orders it */
+		if (atomic_load_explicit(&r->dev_sleeping, memory_order_relaxed)) /* DB2 */
+			hwt__reg_wake(r);
+		return;
+	}
+	hwt__reg_ring(r);                                                          /* DB2 */
+}
+
+/* Publish PROD of queue i: R_PROD (release; seq_cst on the symmetric
+ * doorbell), pairs with the device's A_PROD of that queue; then DB2. */
+static inline void hwt__reg_q_write_prod(struct hwt__smmu_regs *r, unsigned i, uint32_t prod)
+{
+	atomic_store_explicit(hwt__reg_q_prod(r, i), prod,
+			      r->asym ? memory_order_release : memory_order_seq_cst);  /* R_PROD */
+	hwt__reg_q_doorbell(r);
+}
+
+/* PROD of queue i as last written; the driver's own value, so relaxed. */
+static inline uint32_t hwt__reg_q_read_prod(struct hwt__smmu_regs *r, unsigned i)
+{
+	return atomic_load_explicit(hwt__reg_q_prod(r, i), memory_order_relaxed);
+}
+
+/* CONS of queue i.  A_CONS: acquire, pairs with the device's R_CONS of that
+ * queue: the commands CONS has passed have taken effect. */
+static inline uint32_t hwt__reg_q_read_cons(struct hwt__smmu_regs *r, unsigned i)
+{
+	return atomic_load_explicit(hwt__reg_q_cons(r, i), memory_order_acquire);    /* A_CONS */
+}
+
+/* WFE-like wait for CONS of queue i to differ from old (bounded); A_CONS. */
+static inline uint32_t hwt__reg_q_wait_cons_change(struct hwt__smmu_regs *r, unsigned i,
+						   uint32_t old)
+{
+	return hwt__wait_change32(hwt__reg_q_cons(r, i), old);                    /* A_CONS */
+}
+
+/* GERROR of queue i (GERROR itself for queue 0).  A_QGERR: acquire, pairs
+ * with the device's R_QGERR (R_GERR for queue 0): that queue's CONS.ERR,
+ * set before the toggle, is visible. */
+static inline uint32_t hwt__reg_q_read_gerror(struct hwt__smmu_regs *r, unsigned i)
+{
+	return atomic_load_explicit(i ? &r->q[i].gerror : &r->gerror,
+				    memory_order_acquire);                        /* A_QGERR */
+}
+
+/* GERRORN of queue i as last written; the driver's own value, so relaxed. */
+static inline uint32_t hwt__reg_q_read_gerrorn(struct hwt__smmu_regs *r, unsigned i)
+{
+	return atomic_load_explicit(i ? &r->q[i].gerrorn : &r->gerrorn, memory_order_relaxed);
+}
+
+/* Acknowledge queue i's errors (toggle to match its GERROR); the queue
+ * resumes at its CONS.  R_QGERRN (seq_cst, so also a release): pairs with
+ * the device's A_QGERRN, so an entry rewritten before it is re-fetched as
+ * rewritten; seq_cst for the doorbell (S3 reads Q_GERRORN).  Then DB2. */
+static inline void hwt__reg_q_write_gerrorn(struct hwt__smmu_regs *r, unsigned i, uint32_t v)
+{
+	atomic_store_explicit(i ? &r->q[i].gerrorn : &r->gerrorn, v,
+			      memory_order_seq_cst);                              /* R_QGERRN */
+	hwt__reg_ring(r);
+}
+
+/* Reset queue i to an empty queue at base (IOVA | LOG2SIZE), while its
+ * enable and acknowledgement are both 0: relaxed, published by R_QEN. */
+static inline void hwt__reg_q_reset(struct hwt__smmu_regs *r, unsigned i, uint64_t base)
+{
+	if (!i) {
+		hwt__reg_reset_queue(r, base);
+		return;
+	}
+	atomic_store_explicit(&r->q[i].prod, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->q[i].cons, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->q[i].base, base, memory_order_relaxed);
+}
+
+/*
+ * Enable (HWT__Q_EN) or disable (0) queue i; returns the value written, to
+ * compare with hwt__reg_q_read_enack().  For queue 0 this is
+ * hwt__reg_write_cr0(r, v).  For i >= 1 the word has CR0's shape: v plus a
+ * write count in [31:16], never 0; one writer (the driver that owns the
+ * queue).  R_QEN (seq_cst, so also a release): pairs with the device's
+ * A_QEN, which then sees Q_BASE, Q_PROD and Q_CONS as written before.
+ */
+static inline uint32_t hwt__reg_q_write_en(struct hwt__smmu_regs *r, unsigned i, uint32_t v)
+{
+	uint32_t seq;
+
+	if (!i)
+		return hwt__reg_write_cr0(r, v);
+	seq = (atomic_load_explicit(&r->q[i].en, memory_order_relaxed) >> HWT__CR0_SEQ_SHIFT) + 1;
+	seq &= (1u << (32 - HWT__CR0_SEQ_SHIFT)) - 1;
+	seq += !seq;
+	v = seq << HWT__CR0_SEQ_SHIFT | (v & HWT__Q_EN);
+	atomic_store_explicit(&r->q[i].en, v, memory_order_seq_cst);              /* R_QEN */
+	hwt__reg_ring(r);
+	return v;
+}
+
+/* The enable acknowledgement of queue i (CR0ACK for queue 0).  A_QACK:
+ * seq_cst, pairs with the device's R_QACK: after CMDQEN 0 the device no
+ * longer touches that queue's memory; after CMDQEN 1 it has read Q_BASE,
+ * Q_PROD and Q_CONS. */
+static inline uint32_t hwt__reg_q_read_enack(struct hwt__smmu_regs *r, unsigned i)
+{
+	if (!i)
+		return hwt__reg_read_cr0ack(r);
+	return atomic_load_explicit(&r->q[i].enack, memory_order_seq_cst);       /* A_QACK */
+}
+
+/* Is queue i being consumed? */
+static inline bool hwt__reg_q_enabled(struct hwt__smmu_regs *r, unsigned i)
+{
+	return hwt__reg_q_read_enack(r, i) & HWT__Q_EN;
+}
+
+/* Has the device acted on the last write of queue i's enable (see
+ * hwt__reg_cr0_acted)? */
+static inline bool hwt__reg_q_en_acted(struct hwt__smmu_regs *r, unsigned i)
+{
+	if (!i)
+		return hwt__reg_cr0_acted(r);
+	/* Log words only: relaxed, as hwt__reg_cr0_acted. */
+	return ((atomic_load_explicit(&r->q[i].en_seen, memory_order_relaxed) ^
+		 atomic_load_explicit(&r->q[i].en, memory_order_relaxed)) >>
+		HWT__CR0_SEQ_SHIFT) == 0;
+}
+
+/* hwt__reg_wait_event() for a waiter on queue i: the same W1/W2 against
+ * V1/V2; a stop stores every Q_ENACK 0 (seq_cst) before its SEV. */
+static inline int hwt__reg_q_wait_event(struct hwt__smmu_regs *r, unsigned i, uint64_t timeout_ns,
+					bool (*still_waiting)(void *), void *arg)
+{
+	uint32_t e;
+	int ret = 0;
+
+	atomic_fetch_add_explicit(&r->evt_sleepers, 1, memory_order_seq_cst);    /* W1 */
+	e = atomic_load_explicit(&r->evt, memory_order_seq_cst);                 /* W2 */
+	if (hwt__reg_q_enabled(r, i) && still_waiting(arg))
 		ret = hwt__futex_wait(&r->evt, e, timeout_ns);
 	atomic_fetch_sub_explicit(&r->evt_sleepers, 1, memory_order_relaxed);
 	return ret == -ETIMEDOUT ? ret : 0;

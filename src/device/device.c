@@ -16,6 +16,7 @@ _Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit 
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PAUSE_WAIT_NS 1000000000ull
 
@@ -67,6 +68,14 @@ static void sync_mask(uint64_t ok[2])
 			continue;
 		ok[dw] |= (~0ull >> (63 - hi)) & (~0ull << lo);
 	}
+}
+
+/* Possible CPUs (sysconf(_SC_NPROCESSORS_CONF)), at least 1. */
+static unsigned possible_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (unsigned)n : 1u;
 }
 
 /* ---- the machine's futex wake-up ------------------------------------------ */
@@ -226,6 +235,7 @@ static uint32_t wake_ns(void)
 int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg)
 {
 	struct hwt_smmu_dev *dev;
+	unsigned nq;
 	int err;
 
 	if (!out || !cfg)
@@ -247,15 +257,26 @@ int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_con
 	dev->regs.idr0 = cfg->idr0;
 	dev->regs.asym = hwt__membarrier_init();
 	dev->regs.idr1 = (cfg->cmdqs & HWT_SMMU_IDR1_CMDQS_MASK) << HWT_SMMU_IDR1_CMDQS_SHIFT;
+	/* NUMQ: one queue per possible CPU, at most HWT__NUMQ_MAX.  The blocks
+	 * of queues 1.. (q[0] unused: queue 0 is the register file's own). */
+	nq = possible_cpus();
+	dev->regs.idr6 = nq < HWT__NUMQ_MAX ? nq : HWT__NUMQ_MAX;
+	dev->regs.q = hwt__zalloc_lines(sizeof(*dev->regs.q) * dev->regs.idr6);
+	if (!dev->regs.q) {
+		free(dev);
+		return -ENOMEM;
+	}
 	sync_mask(dev->sync_ok);
 	err = -pthread_mutex_init(&dev->lock, NULL);
 	if (err) {
+		free(dev->regs.q);
 		free(dev);
 		return err;
 	}
 	err = hwt__model_init(&dev->model);
 	if (err) {
 		pthread_mutex_destroy(&dev->lock);
+		free(dev->regs.q);
 		free(dev);
 		return err;
 	}
@@ -274,6 +295,7 @@ void hwt__dev_free(struct hwt_smmu_dev *dev)
 {
 	hwt__model_destroy(&dev->model);
 	pthread_mutex_destroy(&dev->lock);
+	free(dev->regs.q);
 	free(dev);
 }
 
