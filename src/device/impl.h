@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the software SMMU: the device object, shared by device.c
- * (lifecycle, configuration), consumer.c (the command-queue consumer),
+ * (lifecycle, configuration), queues.c (the consumer loop over the NUMQ
+ * queues), consumer.c (one queue's turn), enable.c (the enable handshake),
  * model.c (the cache models) and the device's end of the bus
  * (src/bus/bus.c: attachment; src/bus/dma.c: the DMA map).  Nothing else
  * includes this but white-box tests of the device (tests/unit/device*.c);
