@@ -263,6 +263,7 @@ static void queue_regs(struct hwt_smmu_dev *dev, unsigned i)
 
 static void dev_free_mem(struct hwt_smmu_dev *dev)
 {
+	free(dev->on_list);
 	free(dev->qs);
 	free(dev->regs.q);
 	free(dev);
@@ -299,7 +300,8 @@ int hwt__dev_create_nq(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_conf
 	dev->nq = nq;
 	dev->regs.q = hwt__zalloc_lines(sizeof(*dev->regs.q) * nq);
 	dev->qs = hwt__zalloc_lines(sizeof(*dev->qs) * nq);
-	if (!dev->regs.q || !dev->qs) {
+	dev->on_list = calloc(nq, sizeof(*dev->on_list));
+	if (!dev->regs.q || !dev->qs || !dev->on_list) {
 		dev_free_mem(dev);
 		return -ENOMEM;
 	}
@@ -356,6 +358,7 @@ static void queues_off(struct hwt_smmu_dev *dev)
 		atomic_store_explicit(dev->qs[i].r_enack, 0, memory_order_seq_cst); /* R_QACK */
 	}
 	dev->non = 0;
+	dev->scan_all = true; /* a start reads every Q_EN again */
 }
 
 int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)

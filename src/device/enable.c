@@ -56,7 +56,8 @@ int hwt__dev_q_enable(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t en
 		q->on = !err;
 	}
 	q->check_error = q->on;
-	dev->non += (unsigned)q->on - (unsigned)was_on;
+	if (q->on != was_on)
+		hwt__dev_on_list_update(dev);
 	/* For hwt__reg_q_en_acted's log words only: relaxed. */
 	atomic_store_explicit(q->r_en_seen, en, memory_order_relaxed);
 	atomic_store_explicit(q->r_enack, (en & ~HWT__Q_EN) | (q->on ? HWT__Q_EN : 0),

@@ -127,7 +127,10 @@ struct hwt_smmu_dev {
 	alignas(HWT__CACHELINE) struct hwt__devq *qs; /* NUMQ of them; qs[0] is queue 0 */
 	unsigned nq;          /* NUMQ */
 	unsigned non;         /* queues enabled (on) */
-	unsigned rr;          /* the queue the next round starts with */
+	uint16_t *on_list;    /* their numbers, ascending (hwt__dev_on_list_update) */
+	unsigned rr;          /* the index in on_list the next round starts with */
+	unsigned scan;        /* the queue a partial look at Q_EN reads next (queues.c) */
+	bool scan_all;        /* the next look at Q_EN reads every queue */
 	uint32_t seg_max;     /* entries per check of ctl and Q_EN (consumer.c) */
 	uint32_t burst;       /* entries per queue per turn while several are on */
 	uint64_t sync_ok[2];  /* bits a CMD_SYNC may have set (dw0, dw1) */
@@ -207,6 +210,9 @@ int hwt__dev_q_enable(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t en
 int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0);
 
 /* ---- shared by consumer.c (execution) and queues.c (the queue set) ---- */
+
+/* Rebuild on_list and non from the queues' on flags (queues.c). */
+void hwt__dev_on_list_update(struct hwt_smmu_dev *dev);
 
 /* Publish CONS of q (R_CONS); err is CONS.ERR (consumer.c). */
 void hwt__dev_publish_cons(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t cons,

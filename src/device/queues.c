@@ -83,46 +83,102 @@ static void raise_gerror_irq(struct hwt_smmu_dev *dev)
 
 /* ---- enables ------------------------------------------------------------ */
 
-/* A_QEN of every queue (A_CR0 for queue 0); act on each change (R_QACK).
- * True if any changed. */
-static bool act_on_enables(struct hwt_smmu_dev *dev)
+/*
+ * Looking at NUMQ (up to 256) Q_EN words per round and per idle spin would
+ * cost queue 0 alone several hundred ns a command on a machine with many
+ * CPUs.  So a partial look reads queue 0 (CR0, as a single queue always
+ * did), the enabled queues and one more queue, dev->scan, which rotates
+ * over all of them: an enable of any queue is seen within NUMQ looks.  The
+ * doorbell's S3, park() and the first look after a doorbell wait or an
+ * enable change (scan_all) read every queue.
+ */
+void hwt__dev_on_list_update(struct hwt_smmu_dev *dev)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < dev->nq; i++)
+		if (dev->qs[i].on)
+			dev->on_list[n++] = (uint16_t)i;
+	dev->non = n;
+	dev->rr = 0;
+	dev->scan_all = true;
+}
+
+/* The queue a partial look reads besides queue 0 and the enabled ones. */
+static inline struct hwt__devq *scan_next(struct hwt_smmu_dev *dev)
+{
+	dev->scan = dev->scan + 1 < dev->nq ? dev->scan + 1 : 0;
+	return &dev->qs[dev->scan];
+}
+
+/* A_QEN of q (A_CR0 for queue 0); act on a change (R_QACK).  True if
+ * it changed. */
+static bool act_on_enable(struct hwt_smmu_dev *dev, struct hwt__devq *q)
+{
+	uint32_t en = atomic_load_explicit(q->r_en, memory_order_seq_cst); /* A_QEN */
+
+	if (en == q->en)
+		return false;
+	hwt__dev_q_enable(dev, q, en); /* R_QACK */
+	return true;
+}
+
+/* A_QEN of every queue, or (partial look) of queue 0, the enabled queues
+ * and scan_next(); act on each change (R_QACK).  True if any changed. */
+static bool act_on_enables(struct hwt_smmu_dev *dev, bool all)
 {
 	bool changed = false;
 
-	for (unsigned i = 0; i < dev->nq; i++) {
-		struct hwt__devq *q = &dev->qs[i];
-		uint32_t en = atomic_load_explicit(q->r_en, memory_order_seq_cst); /* A_QEN */
-
-		if (en != q->en) {
-			hwt__dev_q_enable(dev, q, en); /* R_QACK */
-			changed = true;
-		}
+	if (all || dev->scan_all) {
+		dev->scan_all = false;
+		for (unsigned i = 0; i < dev->nq; i++)
+			changed |= act_on_enable(dev, &dev->qs[i]);
+		return changed;
 	}
-	return changed;
+	if (act_on_enable(dev, &dev->qs[0]) || act_on_enable(dev, scan_next(dev)))
+		return true;
+	/* on_list changes under an enable: stop at the first change */
+	for (unsigned k = 0; k < dev->non; k++)
+		if (act_on_enable(dev, &dev->qs[dev->on_list[k]]))
+			return true;
+	return false;
 }
 
 /* ---- pause and doorbell --------------------------------------------------- */
 
-/* Anything for the consumer: a request, a changed Q_EN of any queue, a new
- * Q_PROD of an enabled queue not in error, a changed Q_GERRORN of an
- * enabled queue (as at the last look: seen_prod, seen_gerrorn)? */
-static bool doorbell_any(struct hwt_smmu_dev *dev, memory_order mo)
+/* Anything for the consumer?  DB_EN: a changed Q_EN (of every queue if
+ * all, else of queue 0, the enabled queues and scan_next()); DB_WORK: a
+ * request, a new Q_PROD of an enabled queue not in error, a changed
+ * Q_GERRORN of an enabled queue (as at the last look: seen_prod,
+ * seen_gerrorn); 0: nothing. */
+enum { DB_WORK = 1, DB_EN = 2 };
+
+static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all)
 {
 	if (atomic_load_explicit(&dev->ctl, mo) & (HWT__CTL_STOP | HWT__CTL_PAUSE))
-		return true;
-	for (unsigned i = 0; i < dev->nq; i++) {
-		const struct hwt__devq *q = &dev->qs[i];
+		return DB_WORK;
+	if (all) {
+		for (unsigned i = 0; i < dev->nq; i++)
+			if (atomic_load_explicit(dev->qs[i].r_en, mo) != dev->qs[i].en)
+				return DB_EN;
+	} else {
+		const struct hwt__devq *s = scan_next(dev);
 
-		if (atomic_load_explicit(q->r_en, mo) != q->en)
-			return true;
-		if (!q->on)
-			continue;
-		if (atomic_load_explicit(q->r_gerrorn, mo) != q->seen_gerrorn)
-			return true;
-		if (!q->err_pending && atomic_load_explicit(q->r_prod, mo) != q->seen_prod)
-			return true;
+		if (atomic_load_explicit(dev->qs[0].r_en, mo) != dev->qs[0].en ||
+		    atomic_load_explicit(s->r_en, mo) != s->en)
+			return DB_EN;
 	}
-	return false;
+	for (unsigned k = 0; k < dev->non; k++) {
+		const struct hwt__devq *q = &dev->qs[dev->on_list[k]];
+
+		if (!all && atomic_load_explicit(q->r_en, mo) != q->en)
+			return DB_EN;
+		if (atomic_load_explicit(q->r_gerrorn, mo) != q->seen_gerrorn)
+			return DB_WORK;
+		if (!q->err_pending && atomic_load_explicit(q->r_prod, mo) != q->seen_prod)
+			return DB_WORK;
+	}
+	return 0;
 }
 
 /*
@@ -140,7 +196,7 @@ static bool park(struct hwt_smmu_dev *dev)
 		bool en_same = true;
 
 		atomic_store_explicit(&dev->parked, 1, memory_order_seq_cst);
-		act_on_enables(dev); /* A_QEN, R_QACK */
+		act_on_enables(dev, true); /* A_QEN, R_QACK */
 		c = atomic_load_explicit(&dev->ctl, memory_order_seq_cst);
 		if (c & HWT__CTL_STOP)
 			return false;
@@ -173,8 +229,13 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 	uint32_t db;
 
 	for (unsigned i = 1;; i++) {
-		if (doorbell_any(dev, memory_order_relaxed))
+		int why = doorbell_any(dev, memory_order_relaxed, false);
+
+		if (why) {
+			/* the partial look moved on: the next one reads every Q_EN */
+			dev->scan_all |= why == DB_EN;
 			return;
+		}
 		if (!(i & 63)) {
 			uint64_t now = hwt__now_ns();
 
@@ -190,11 +251,12 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
 	max_sleep = hwt__reg_sleeper_barrier(&dev->regs, max_sleep);                       /* SB */
 	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
-	if (!doorbell_any(dev, memory_order_seq_cst)) {                                    /* S3 */
+	if (!doorbell_any(dev, memory_order_seq_cst, true)) {                              /* S3 */
 		hwt__st_add(&dev->st.sleeps, 1);
 		hwt__futex_wait(&dev->regs.db, db, max_sleep);                             /* S4 */
 	}
 	atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
+	dev->scan_all = true; /* after S3 or a sleep: read every Q_EN */
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -296,20 +358,19 @@ static bool serve(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 	return true;
 }
 
-/* One round: every enabled queue once, from dev->rr.  True if any queue
- * did anything; *err_wait if a queue waits for its GERRORN. */
+/* One round: every enabled queue once (on_list, which serve() does not
+ * change), from dev->rr.  True if any queue did anything; *err_wait if a
+ * queue waits for its GERRORN. */
 static bool round_robin(struct hwt_smmu_dev *dev, bool *err_wait)
 {
-	unsigned i = dev->rr, n = dev->nq;
+	unsigned n = dev->non, i = dev->rr < n ? dev->rr : 0;
 	bool worked = false;
 
 	*err_wait = false;
 	dev->rr = i + 1 < n ? i + 1 : 0;
 	for (unsigned k = 0; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
-		struct hwt__devq *q = &dev->qs[i];
+		struct hwt__devq *q = &dev->qs[dev->on_list[i]];
 
-		if (!q->on)
-			continue;
 		if (ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE))
 			return true; /* the main loop acts on it */
 		worked |= serve(dev, q);
@@ -333,7 +394,7 @@ void *hwt__dev_consumer(void *arg)
 				break;
 			continue;
 		}
-		if (act_on_enables(dev)) /* A_QEN, R_QACK */
+		if (act_on_enables(dev, false)) /* A_QEN, R_QACK */
 			continue;
 		if (!round_robin(dev, &err_wait))
 			doorbell_wait(dev, err_wait ? ERR_SLEEP_NS : SLEEP_NS);

@@ -563,6 +563,9 @@ TEST_TIMEOUT(mq_fair_sync_under_endless_stream, 30)
 	}
 	tl = hwt__now_ns() - tl;
 	n0 = atomic_load_explicit(&rc->next[0], memory_order_acquire) - n0;
+	/* a busy device still acts on the enable of a queue it does not serve */
+	ASSERT_EQ(q_en(&m, 3, true) & HWT__Q_EN, HWT__Q_EN);
+	ASSERT_EQ(q_en(&m, 3, false) & HWT__Q_EN, 0);
 	atomic_store(&f.stop, 1);
 	pthread_join(th, NULL);
 	TLOG("queue 1: 30 syncs under a queue 0 flood in %.1f ms, worst %.1f us; queue 0 "
