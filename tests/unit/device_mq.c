@@ -408,7 +408,8 @@ TEST_TIMEOUT(mq_error_stops_only_its_queue, 30)
 	mq_put(&m, 0, bad);
 	mq_publish(&m, 0);
 	TQ_WAIT_UNTIL(mq_cons_err(&m, 0) == HWT_SMMU_CERROR_ILL);
-	ASSERT_NE(hwt__reg_q_read_gerror(m.r, 0), g0);
+	/* GERROR toggles after CONS.ERR is published (R_CONS, then R_QGERR) */
+	TQ_WAIT_UNTIL(hwt__reg_q_read_gerror(m.r, 0) != g0);
 	tst_cmd_seq(dw, QSEQ(2, 40));
 	mq_put(&m, 2, dw);
 	mq_drain(&m, 2);

@@ -471,6 +471,9 @@ TEST(mq_error_stops_its_queue_only)
 	q_publish(&m, 1);
 	TQ_WAIT_UNTIL(qcons_err(&m, 1) == HWT_SMMU_CERROR_ILL);
 	ASSERT_EQ(qcons(&m, 1), p);
+	/* the line is called after CONS.ERR and the toggle: wait for this
+	 * error's call before counting the re-raise's */
+	TQ_WAIT_UNTIL(atomic_load(&rc->irqs) >= 2);
 	g = atomic_load(&rc->irqs);
 	ASSERT_EQ(q_en(&m, 1, false) & HWT__Q_EN, 0);
 	ASSERT_EQ(q_en(&m, 1, true) & HWT__Q_EN, HWT__Q_EN); /* CONS, PROD kept */
