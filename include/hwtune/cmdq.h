@@ -74,6 +74,7 @@ struct hwt_cmdq_options {
 	 * before the next line allowed (and when the queue is destroyed). */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
+	unsigned queues;         /* PROTO */
 };
 
 /* Defaults: the device's queue size, MSI polling where possible, 1 s
@@ -162,6 +163,9 @@ struct hwt_cmdq_info {
 	uint64_t msi_ns;    /* measured median empty-queue sync, 0 if not measured */
 	uint64_t sev_ns;
 	char reason[160];   /* why this mode, in words */
+	unsigned queues;    /* PROTO */
+	char insert_path[8];
+	char insert_path_reason[96];
 };
 HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
 
