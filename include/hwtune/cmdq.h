@@ -74,8 +74,15 @@ struct hwt_cmdq_options {
 	 * before the next line allowed (and when the queue is destroyed). */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
-	unsigned queues;         /* PROTO */
+	/* Command queues (ECMDQ-like): 0 or 1, one queue (today's); N, queue
+	 * cpu % N takes a call made on CPU cpu; HWT_CMDQ_QUEUES_PER_CPU, one
+	 * per possible CPU.  More than the device has (IDR6): -EINVAL at
+	 * create.  With several queues a CMD_SYNC orders its own queue only
+	 * (hwt_cmdq_issue, hwt_cmdq_sync say what each covers), and auto_poll
+	 * is refused (-EINVAL: it measures one queue). */
+	unsigned queues;
 };
+#define HWT_CMDQ_QUEUES_PER_CPU 0xffffffffu
 
 /* Defaults: the device's queue size, MSI polling where possible, 1 s
  * timeout, 10 us spin.  Reads no environment (see below). */
@@ -114,7 +121,8 @@ struct hwt_cmdq_cmd {
  * Insert n commands, followed by a CMD_SYNC if sync, and wait for that
  * sync.  n + sync must be at most the queue size.
  * 0 on success (with sync: every command issued before it by this thread
- * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
+ * on the same queue has been executed; with several queues that is the
+ * queue this call inserted into, and hwt_cmdq_sync() covers them all), -EINVAL, -ETIMEDOUT (queue full or sync not complete
  * within timeout_ns), -ENODEV (the device stopped).  timeout_ns bounds the
  * whole call: its waits on the device (for space, then for its CMD_SYNC)
  * share one deadline, timeout_ns after the first of them began.  Waits on
@@ -126,6 +134,9 @@ HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, 
 			   bool sync);
 HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
+/* A CMD_SYNC alone: 0 once everything this thread queued has executed, on
+ * every queue it used since its last successful sync, wherever the thread
+ * has run meanwhile (a migration between issue and sync does not matter). */
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
 /*
@@ -163,9 +174,9 @@ struct hwt_cmdq_info {
 	uint64_t msi_ns;    /* measured median empty-queue sync, 0 if not measured */
 	uint64_t sev_ns;
 	char reason[160];   /* why this mode, in words */
-	unsigned queues;    /* PROTO */
-	char insert_path[8];
-	char insert_path_reason[96];
+	unsigned queues;    /* command queues in use */
+	char insert_path[8];            /* "rseq" (per-CPU, no locked instruction) or "shared" */
+	char insert_path_reason[160];   /* why that path, in words */
 };
 HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
 

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* PROTO: the 0.2.0 ABI of the three calls whose structs grew. */
+/*
+ * The 0.2.0 ABI of the three calls whose structs grew in 0.3.0 (queues in
+ * the options; queues and the insert path in the info): a program built
+ * against 0.2.0 binds to these (symbol version HWTUNE_0), which read and
+ * write only the 0.2.0 prefix of each struct.  New programs bind to
+ * HWTUNE_0.3 (src/libhwtune.map).  tests/native/abi_compat.sh calls them.
+ */
 #include <string.h>
 #include <stddef.h>
 #include "cmdq/impl.h"

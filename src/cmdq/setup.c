@@ -192,6 +192,8 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	}
 	if (!opts->timeout_ns)
 		return -EINVAL; /* "don't wait" or "wait forever"?  Neither is offered */
+	if (opts->queues > 1)
+		return -EINVAL; /* several queues: not yet */
 	q = hwt__zalloc_lines(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -229,6 +231,9 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	q->msipoll = hwt__cmdq_msi_capable(q) && !opts->disable_msipolling;
 	q->info.entries = 1u << shift;
 	q->info.msipolling = q->msipoll;
+	q->info.queues = 1;
+	snprintf(q->info.insert_path, sizeof(q->info.insert_path), "shared");
+	snprintf(q->info.insert_path_reason, sizeof(q->info.insert_path_reason), "one queue");
 	set_reason(q, opts);
 	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
 	atomic_init(&q->calib_err, 0);
