@@ -65,8 +65,8 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner)
 	pthread_mutex_lock(&dev->lock);
 	if (!owner || dev->owner != owner) {
 		err = -EPERM;
-	} else if (hwt__reg_cmdq_enabled(&dev->regs)) {
-		err = -EBUSY; /* the queue must be disabled first */
+	} else if (hwt__dev_any_queue_on(dev)) {
+		err = -EBUSY; /* every queue must be disabled first */
 	} else {
 		set_gerror_line(dev, NULL, NULL);
 		dev->owner = NULL;

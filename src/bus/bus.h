@@ -54,7 +54,7 @@ int hwt__bus_attach(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(voi
 int hwt__bus_set_gerror_irq(struct hwt_smmu_dev *dev, const void *owner, void (*irq)(void *ctx),
 			    void *ctx);
 /* Disconnect the GERROR line and detach.  -EPERM if owner is not the one
- * attached, -EBUSY while the queue is enabled (CR0ACK.CMDQEN).  If the
+ * attached, -EBUSY while any queue is enabled (CR0ACK, a Q_ENACK).  If the
  * device was destroyed while attached (hwt_smmu_dev_destroy), a successful
  * detach frees it: the owner must not touch it afterwards. */
 int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
@@ -67,8 +67,8 @@ int hwt__bus_detach(struct hwt_smmu_dev *dev, const void *owner);
  * -EINVAL, -ENOSPC (every slot in use).
  */
 int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *iova);
-/* Remove the region containing iova.  -ENOENT none, -EBUSY it holds the
- * enabled queue (checked under the device's lock: a driver disabling its
+/* Remove the region containing iova.  -ENOENT none, -EBUSY it holds an
+ * enabled queue, any of NUMQ (checked under the device's lock: a driver disabling its
  * queue unmaps it to be sure no racing start re-enabled it).  Memory the
  * device may still write (an MSI target) can be freed only after a later
  * CMD_SYNC completed or the queue was disabled, as with a real SMMU. */

@@ -45,10 +45,10 @@ int hwt__bus_dma_map(struct hwt_smmu_dev *dev, void *va, size_t len, uint64_t *i
 	pthread_mutex_lock(&dev->lock);
 	/* While a queue is enabled the consumer may still use a stale IOVA
 	 * (an MSI it translated earlier), so an unmapped slot is reused only
-	 * while none is (queues map their memory before enabling: create and
+	 * while no queue is (queues map their memory before enabling: create and
 	 * destroy cycles never run out of slots). */
 	slot = dev->nregions;
-	if (!hwt__reg_cmdq_enabled(&dev->regs))
+	if (!hwt__dev_any_queue_on(dev))
 		for (unsigned i = 0; i < dev->nregions && slot == dev->nregions; i++)
 			if (!atomic_load_explicit(&dev->regions[i].live, memory_order_relaxed))
 				slot = i;
@@ -94,6 +94,21 @@ void *hwt__bus_dma_va(struct hwt_smmu_dev *dev, uint64_t iova, size_t len)
 	return hwt__dev_translate(dev, iova, len);
 }
 
+/* Does slot hold the memory of an enabled queue (any of NUMQ)?  A_QACK per
+ * queue; Q_BASE (CMDQ_BASE) changes only while its queue is disabled. */
+static bool holds_enabled_queue(struct hwt_smmu_dev *dev, uint64_t slot)
+{
+	for (unsigned i = 0; i < hwt__reg_nqueues(&dev->regs); i++) {
+		const _Atomic uint64_t *base = i ? &dev->regs.q[i].base : &dev->regs.cmdq_base;
+
+		if (hwt__reg_q_enabled(&dev->regs, i) &&                           /* A_QACK */
+		    (((atomic_load_explicit(base, memory_order_relaxed) & HWT__CMDQ_BASE_ADDR_MASK) >>
+		      REGION_SHIFT) - 1) == slot)
+			return true;
+	}
+	return false;
+}
+
 int hwt__bus_dma_unmap(struct hwt_smmu_dev *dev, uint64_t iova)
 {
 	uint64_t slot = (iova >> REGION_SHIFT) - 1;
@@ -102,10 +117,7 @@ int hwt__bus_dma_unmap(struct hwt_smmu_dev *dev, uint64_t iova)
 	pthread_mutex_lock(&dev->lock);
 	if (!hwt__dev_translate(dev, iova, 1)) {
 		ret = -ENOENT;
-	} else if (hwt__reg_cmdq_enabled(&dev->regs) &&
-		   (((atomic_load_explicit(&dev->regs.cmdq_base, memory_order_relaxed) &
-		      HWT__CMDQ_BASE_ADDR_MASK) >> REGION_SHIFT) - 1) == slot) {
-		/* CMDQ_BASE changes only while the queue is disabled */
+	} else if (holds_enabled_queue(dev, slot)) {
 		ret = -EBUSY;
 	} else {
 		/* A translation racing this sees the region or fails.  As with

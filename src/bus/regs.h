@@ -112,7 +112,7 @@
  * any i < NUMQ and reach queue 0's registers for i = 0, so a driver can
  * treat all queues alike.  One doorbell (DB, dev_sleeping) and one SEV (EVT)
  * serve all queues; the device's S3 reads Q_EN of every queue and Q_PROD and
- * Q_GERRORN of every enabled one (consumer.c).  A stopped device has every
+ * Q_GERRORN of every enabled one (queues.c).  A stopped device has every
  * Q_ENACK 0, as CR0ACK, and keeps Q_EN_SEEN, as CR0_SEEN.
  *
  * Q_PROD on its own line: a producer's commit is a single plain store of

@@ -1,65 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The software SMMU's command-queue consumer: the mirror of src/cmdq/cmdq.c.
+ * The software SMMU's command execution: one queue's turn (queues.c runs
+ * the turns of every enabled queue); the mirror of src/cmdq/cmdq.c.
  *
  * Ordering contract (labels name the partner on the driver's side of the
- * register file, bus/regs.h and src/cmdq/):
+ * register file, bus/regs.h and src/cmdq/; each queue has its own CONS):
  *
- *   A_CR0    load of CR0 (seq_cst); pairs with R_CR0: CMDQ_BASE, PROD and
- *            CONS written before the enable are visible.
- *   R_ACK    store of CR0ACK (seq_cst, in enable.c, which acts on CR0 and
- *            sets up the consumer's view of the queue); pairs with A_ACK
- *            (seq_cst, bus/regs.h): a driver that reads CMDQEN 0 knows we
- *            no longer touch queue memory or call its GERROR line.  seq_cst
- *            on both sides, so that a start racing a disable cannot let the
- *            consumer miss the disable (see hwt_smmu_dev_start()).
- *   A_PROD   acquire load of PROD; pairs with R_PROD: every entry before
- *            PROD is written when we read it.
- *   R_CONS   release store of CONS; pairs with A_CONS: the commands behind
- *            CONS executed, their effects (cache model updates, handler side
- *            effects) are visible, the statistics count them (relaxed
- *            stores made before), and we will never read their slots again
- *            (nor may handler_batch, which saw them in place).
+ *   R_CONS   release store of the queue's CONS; pairs with A_CONS: the
+ *            commands behind CONS executed, their effects (cache model
+ *            updates, handler side effects) are visible, the statistics
+ *            count them (relaxed stores made before), and we will never
+ *            read their slots again (nor may handler_batch, which saw them
+ *            in place).
  *   R_MSI    release store of the CMD_SYNC MSI; pairs with A_MSI (the MSI
- *            waiter's load of its slot word).  Made after R_CONS up to the
- *            sync and before R_CONS past it (see cmd_sync()).
- *   R_GERR   release store of GERROR (after CONS.ERR); pairs with A_GERR.
- *   A_GERRN  acquire load of GERRORN; pairs with R_GERRN: an entry the
- *            driver rewrote before acknowledging is visible when we re-fetch.
- *   A_IRQ    acquire load of the GERROR line; pairs with R_IRQ (src/bus/bus.c).
- *   S1..S4   the doorbell sleep with its barrier SB (bus/regs.h); V1/V2 the
- *            SEV (hwt__reg_sev).
+ *            waiter's load of its word, in any DMA-mapped region).  Made
+ *            after R_CONS up to the sync and before R_CONS past it (see
+ *            cmd_sync()).
+ *   A_PROD, A_QEN, R_QACK, R_QGERR, A_QGERRN, S1..S4: queues.c, enable.c.
  *
- * Steps of the consumer loop:
- *   1. Requests: stop, pause.  A_CR0: a changed CR0.CMDQEN enables or
- *      disables the queue and is acknowledged (R_ACK), also while paused
- *      and between two commands.
- *   2. A_PROD.  Nothing new (or the queue disabled): spin spin_ns (auto:
- *      at least one futex wake-up, measured in device.c), then sleep
- *      (bounded) and re-check.
- *   3. The run from CONS to that PROD, in segments: contiguous entries
- *      (never across the wrap nor past PROD), at most seg_max of them
- *      (hwt__dev_seg_max) for the per-command executors.  Before each
- *      segment: requests (stop, pause, injected abort; one relaxed load of
- *      ctl, a line written only by those requests) and CR0 (a relaxed load
- *      of a line the driver writes only to enable or disable), and the
- *      prefetch window moved along, never past PROD.  Then fetch the
- *      little-endian dwords and execute: per command (handler or the
- *      built-in executor) or one handler_batch call for the commands
- *      before the next CMD_SYNC.
- *   4. Publish CONS (R_CONS) at the end of the run, at each CMD_SYNC, on an
- *      error, when a request or CR0 interrupts the run, and every
+ * Steps of a turn (hwt__dev_consume):
+ *   1. The run from CONS to the PROD read (A_PROD, queues.c), in segments:
+ *      contiguous entries (never across the wrap nor past PROD), at most
+ *      seg_max of them (hwt__dev_seg_max) for the per-command executors,
+ *      and, while other queues are enabled, no further than the turn's
+ *      burst.  Before each segment: requests (stop, pause, injected abort;
+ *      one relaxed load of ctl, a line written only by those requests) and
+ *      the queue's Q_EN (a relaxed load of a line the driver writes only to
+ *      enable or disable, or acknowledge), and the prefetch window moved
+ *      along, never past PROD.  Then fetch the little-endian dwords and
+ *      execute: per command (handler or the built-in executor) or one
+ *      handler_batch call for the commands before the next CMD_SYNC.
+ *   2. Publish CONS (R_CONS) at the end of the turn, at each CMD_SYNC, on
+ *      an error, when a request or Q_EN interrupts the run, and every
  *      cons_batch commands if that is not 0.  A segment's commands are
  *      added to the statistics once, after it and so before any R_CONS
  *      covering them: whoever saw CONS past a command (A_CONS) sees it
  *      counted.
- *   5. CMD_SYNC: R_CONS up to the sync, its signal (MSI write R_MSI), R_CONS
- *      past the sync; or the wired-IRQ callback or SEV after R_CONS.
- *   6. Error: CONS.ERR (R_CONS), GERROR toggled (R_GERR), GERROR line, then
- *      wait for GERRORN (A_GERRN), clear CONS.ERR and re-fetch at CONS.  A
- *      pause interrupts the wait; the error stays pending (err_pending) and
- *      the wait resumes without a second interrupt.  After a stop or a
- *      disable, the next enable raises the unacknowledged error again.
+ *   3. CMD_SYNC: R_CONS up to the sync, its signal (MSI write R_MSI), R_CONS
+ *      past the sync; or the wired-IRQ callback or SEV after R_CONS.  It
+ *      orders the earlier commands of its own queue only.
+ *   4. Error: the turn ends at the failing entry; hwt__dev_raise_error()
+ *      (queues.c) sets CONS.ERR and GERROR of this queue and the queue
+ *      waits for its GERRORN while the others run on.
  *
  * The hot path takes no lock and makes no system call: counters are plain
  * load + store by the consumer only, once per segment or CONS store, the
@@ -68,18 +50,12 @@
  */
 #include "device/impl.h"
 #include "arch/arch.h"
-#include "common/futex.h"
 #include "common/time.h"
 
 #include <endian.h>
-#include <errno.h>
-#include <sched.h>
 
 #define SEG_MAX 32u           /* per-command executors: entries per check */
 #define COST_SLICE_NS 100000u /* with cmd_cost_ns: cost spent per check at most */
-#define SLEEP_NS 5000000u     /* every doorbell sleep is at most this */
-#define ERR_SLEEP_NS 1000000u /* sleeps while waiting for GERRORN */
-#define YIELD_AFTER_NS 2000u  /* idle spinning longer than this also yields */
 
 /* Queue entries are little-endian, as is every supported host: a run of
  * them is handed to handler_batch in place. */
@@ -101,42 +77,36 @@ static inline uint32_t ctl_load(struct hwt_smmu_dev *dev)
 }
 
 /* WRP|IDX k entries after p (bus/queue.h, as the driver counts). */
-static inline uint32_t cons_add(const struct hwt_smmu_dev *dev, uint32_t p, uint32_t k)
+static inline uint32_t cons_add(const struct hwt__devq *q, uint32_t p, uint32_t k)
 {
-	return hwt__q_inc(dev->shift, p, k);
+	return hwt__q_inc(q->shift, p, k);
 }
 
-/* Did the driver write CR0 since we last acted on it?  A plain look, from
- * the consumer's hot loop; A_CR0 follows at the top of the main loop. */
-static inline bool cr0_changed(struct hwt_smmu_dev *dev)
+/* Did the driver write q's Q_EN (CR0) since we last acted on it?  A plain
+ * look, from the hot loop; A_QEN follows in the main loop (queues.c). */
+static inline bool en_changed(const struct hwt__devq *q)
 {
-	return atomic_load_explicit(&dev->regs.cr0, memory_order_relaxed) != dev->cr0;
+	return atomic_load_explicit(q->r_en, memory_order_relaxed) != q->en;
 }
 
-/* ---- signals ------------------------------------------------------------ */
-
-static void sev(struct hwt_smmu_dev *dev)
+/* Did another queue's Q_EN change (relaxed look, as en_changed)? */
+static bool other_en_changed(const struct hwt_smmu_dev *dev, const struct hwt__devq *q)
 {
-	/* Counted before the signal: whoever sees the signal sees the count. */
-	hwt__st_add(&dev->st.sevs, 1);
-	hwt__reg_sev(&dev->regs); /* V1, V2 */
+	for (unsigned i = 0; i < dev->nq; i++)
+		if (i != q->idx && en_changed(&dev->qs[i]))
+			return true;
+	return false;
 }
 
-static void raise_gerror_irq(struct hwt_smmu_dev *dev)
-{
-	void (*fn)(void *) = atomic_load_explicit(&dev->gerror_fn, memory_order_acquire); /* A_IRQ */
+/* ---- CONS ------------------------------------------------------------ */
 
-	if (fn)
-		fn(atomic_load_explicit(&dev->gerror_ctx, memory_order_relaxed));
-}
-
-static void not_full_sev(struct hwt_smmu_dev *dev)
+static void not_full_sev(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 {
-	dev->full_seen = false;
+	q->full_seen = false;
 	if ((dev->cfg.idr0 & HWT_SMMU_IDR0_SEV) && !dev->cfg.no_sev_on_not_full) {
 		if (dev->cfg.sev_cost_ns)
 			busy_ns(dev->cfg.sev_cost_ns);
-		sev(dev);
+		hwt__dev_sev(dev);
 	}
 }
 
@@ -147,174 +117,22 @@ static void not_full_sev(struct hwt_smmu_dev *dev)
  * store: a queue that fills between the two gets no SEV for this update;
  * its waiters' sleeps are bounded, so that costs latency, never progress.
  */
-static inline void publish_cons(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t err)
+static inline void publish_cons(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t cons,
+				uint32_t err)
 {
 	/* counted before R_CONS: a reader that saw this CONS sees the count */
 	hwt__st_add(&dev->st.cons_updates, 1);
-	atomic_store_explicit(&dev->regs.cons,
-			      dev->cons_ovf | err << HWT_SMMU_CONS_ERR_SHIFT | cons,
+	atomic_store_explicit(q->r_cons, q->cons_ovf | err << HWT_SMMU_CONS_ERR_SHIFT | cons,
 			      memory_order_release); /* R_CONS: pairs with A_CONS (bus/regs.h) */
-	dev->published = cons;
-	if (__builtin_expect(dev->full_seen, 0))
-		not_full_sev(dev);
+	q->published = cons;
+	if (__builtin_expect(q->full_seen, 0))
+		not_full_sev(dev, q);
 }
 
-/* ---- pause and doorbell --------------------------------------------------- */
-
-/*
- * Sit still while PAUSE is set.  parked = 1 tells hwt_smmu_dev_pause() that
- * no command is in flight; seq_cst on both sides of the ctl/parked pair.
- * CR0 is still acted on (enabling and disabling touch no queue memory).
- * Sleeps on the doorbell (S1..S4 of bus/regs.h), which resume, stop and a
- * CR0 write ring.  Returns false if asked to stop.
- */
-static bool park(struct hwt_smmu_dev *dev)
+void hwt__dev_publish_cons(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t cons,
+			   uint32_t err)
 {
-	for (;;) {
-		uint64_t sleep;
-		uint32_t c, cr0, db;
-
-		atomic_store_explicit(&dev->parked, 1, memory_order_seq_cst);
-		cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
-		if (cr0 != dev->cr0)
-			hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
-		c = atomic_load_explicit(&dev->ctl, memory_order_seq_cst);
-		if (c & HWT__CTL_STOP)
-			return false;
-		if (!(c & HWT__CTL_PAUSE)) {
-			atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
-			return true;
-		}
-		atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst); /* S1 */
-		sleep = hwt__reg_sleeper_barrier(&dev->regs, SLEEP_NS);                  /* SB */
-		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
-		if (atomic_load_explicit(&dev->ctl, memory_order_seq_cst) == c &&        /* S3 */
-		    atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst) == dev->cr0)
-			hwt__futex_wait(&dev->regs.db, db, sleep);                       /* S4 */
-		atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
-	}
-}
-
-/* Anything for the consumer besides new commands at PROD? */
-static bool doorbell_other(struct hwt_smmu_dev *dev, uint32_t gerrorn, memory_order mo)
-{
-	return atomic_load_explicit(&dev->regs.gerrorn, mo) != gerrorn ||
-	       atomic_load_explicit(&dev->regs.cr0, mo) != dev->cr0 ||
-	       (atomic_load_explicit(&dev->ctl, mo) & (HWT__CTL_STOP | HWT__CTL_PAUSE));
-}
-
-/*
- * Nothing to do at PROD == seen: spin spin_ns (yielding the CPU now and then
- * once idle for YIELD_AFTER_NS, so producers sharing this CPU are not held
- * back for the whole budget), then sleep once (S1..S4, at most max_sleep).
- * Also returns when GERRORN differs from gerrorn, CR0 changes, or stop/pause
- * is requested.  The caller re-checks everything after this returns.
- */
-static void doorbell_wait(struct hwt_smmu_dev *dev, uint32_t seen, uint32_t gerrorn,
-			  uint64_t max_sleep)
-{
-	uint64_t start = 0;
-	uint32_t db;
-
-	for (unsigned i = 1;; i++) {
-		if (atomic_load_explicit(&dev->regs.prod, memory_order_relaxed) != seen ||
-		    doorbell_other(dev, gerrorn, memory_order_relaxed))
-			return;
-		if (!(i & 63)) {
-			uint64_t now = hwt__now_ns();
-
-			if (!start)
-				start = now;
-			else if (now - start >= dev->spin_ns)
-				break;
-			else if (now - start >= YIELD_AFTER_NS)
-				sched_yield(); /* a producer on this CPU may run */
-		}
-		hwt__cpu_relax();
-	}
-	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
-	max_sleep = hwt__reg_sleeper_barrier(&dev->regs, max_sleep);                       /* SB */
-	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
-	if (atomic_load_explicit(&dev->regs.prod, memory_order_seq_cst) == seen &&         /* S3 */
-	    !doorbell_other(dev, gerrorn, memory_order_seq_cst)) {
-		hwt__st_add(&dev->st.sleeps, 1);
-		hwt__futex_wait(&dev->regs.db, db, max_sleep);                             /* S4 */
-	}
-	atomic_store_explicit(&dev->regs.dev_sleeping, 0, memory_order_relaxed);
-}
-
-/* ---- errors ------------------------------------------------------------- */
-
-/*
- * Command error at cons: CONS.ERR (R_CONS), GERROR.CMDQ_ERR toggled (unless
- * already pending), the GERROR line; the acknowledgement is awaited by
- * wait_error_ack().
- */
-static void raise_error(struct hwt_smmu_dev *dev, uint32_t cons, uint32_t code)
-{
-	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
-
-	hwt__st_add(&dev->st.errors, 1);
-	dev->cons = cons;
-	dev->err_pending = true;
-	publish_cons(dev, cons, code);                                       /* R_CONS */
-	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
-	      HWT_SMMU_GERROR_CMDQ_ERR))
-		/* R_GERR: pairs with A_GERR: CONS.ERR is visible with GERROR. */
-		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_CMDQ_ERR,
-				      memory_order_release);
-	raise_gerror_irq(dev);
-}
-
-/*
- * Wait for GERRORN to acknowledge the pending error, then clear CONS.ERR:
- * true.  False if a stop, pause or CR0 change comes first (the error stays
- * pending: the main loop comes back here, or a disable drops it).
- */
-static bool wait_error_ack(struct hwt_smmu_dev *dev)
-{
-	for (;;) {
-		uint32_t n = atomic_load_explicit(&dev->regs.gerrorn, memory_order_acquire); /* A_GERRN */
-		uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
-
-		if (!((g ^ n) & HWT_SMMU_GERROR_CMDQ_ERR))
-			break;
-		if ((ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE)) || cr0_changed(dev))
-			return false;
-		doorbell_wait(dev, atomic_load_explicit(&dev->regs.prod, memory_order_relaxed), n,
-			      ERR_SLEEP_NS);
-	}
-	dev->err_pending = false;
-	publish_cons(dev, dev->cons, HWT_SMMU_CERROR_NONE); /* R_CONS: ERR cleared */
-	return true;
-}
-
-/* Just enabled: an error left unacknowledged (before a stop, or by a
- * previous queue) keeps the queue stopped until it is acknowledged; the
- * new owner gets the interrupt. */
-static void pending_error(struct hwt_smmu_dev *dev)
-{
-	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
-	uint32_t n = atomic_load_explicit(&dev->regs.gerrorn, memory_order_acquire); /* A_GERRN */
-	uint32_t cons = atomic_load_explicit(&dev->regs.cons, memory_order_relaxed);
-
-	if ((g ^ n) & HWT_SMMU_GERROR_CMDQ_ERR) {
-		raise_error(dev, dev->cons, cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK);
-		wait_error_ack(dev);
-	}
-}
-
-/* GERROR.MSI_CMDQ_ABT_ERR: the sync completed but its MSI had no target. */
-static void msi_abort(struct hwt_smmu_dev *dev)
-{
-	uint32_t g = atomic_load_explicit(&dev->regs.gerror, memory_order_relaxed);
-
-	hwt__st_add(&dev->st.errors, 1);
-	if (!((g ^ atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed)) &
-	      HWT_SMMU_GERROR_MSI_CMDQ_ABT))
-		atomic_store_explicit(&dev->regs.gerror, g ^ HWT_SMMU_GERROR_MSI_CMDQ_ABT,
-				      memory_order_release); /* R_GERR */
-	raise_gerror_irq(dev);
+	publish_cons(dev, q, cons, err); /* R_CONS */
 }
 
 /* ---- execution ---------------------------------------------------------- */
@@ -324,25 +142,26 @@ static void msi_abort(struct hwt_smmu_dev *dev)
  * executed after it: if dw is one and the request is in ctl (NULL: load it
  * now), take the request and fail the next CMD_SYNC.  True if it hit dw.
  */
-static bool atc_timeout_take(struct hwt_smmu_dev *dev, const uint64_t dw[2], const uint32_t *ctl)
+static bool atc_timeout_take(struct hwt_smmu_dev *dev, struct hwt__devq *q, const uint64_t dw[2],
+			     const uint32_t *ctl)
 {
 	if (hwt_smmu_opcode(dw) != HWT_SMMU_OP_ATC_INV ||
 	    !((ctl ? *ctl : ctl_load(dev)) & HWT__CTL_INJ_ATC))
 		return false;
 	atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_INJ_ATC, memory_order_relaxed);
-	dev->atc_fail = true;
+	q->atc_fail = true;
 	return true;
 }
 
 /* Execute one command other than CMD_SYNC.  Returns a CERROR. */
-static uint32_t execute(struct hwt_smmu_dev *dev, const uint64_t dw[2])
+static uint32_t execute(struct hwt_smmu_dev *dev, struct hwt__devq *q, const uint64_t dw[2])
 {
 	struct hwt_smmu_cmd cmd;
 	int r;
 
 	if (dev->cfg.cmd_cost_ns)
 		busy_ns(dev->cfg.cmd_cost_ns);
-	atc_timeout_take(dev, dw, NULL);
+	atc_timeout_take(dev, q, dw, NULL);
 	if (dev->cfg.handler) {
 		r = dev->cfg.handler(dev->cfg.handler_ctx, dw);
 		return r >= HWT_SMMU_CERROR_NONE && r <= HWT_SMMU_CERROR_ATC_INV_SYNC
@@ -361,10 +180,14 @@ static uint32_t execute(struct hwt_smmu_dev *dev, const uint64_t dw[2])
 }
 
 /* The MSI target of a CMD_SYNC, or NULL (unmapped: an MSI abort). */
-static void *msi_target(struct hwt_smmu_dev *dev, uint64_t msiaddr, unsigned len)
+/* Any len bytes inside one DMA-mapped region will do (the sync's own slot,
+ * another slot, a word of the driver's elsewhere): MSIADDR is a multiple
+ * of 4 (bits [51:2]) and every region starts 4-byte aligned. */
+static void *msi_target(struct hwt_smmu_dev *dev, const struct hwt__devq *q, uint64_t msiaddr,
+			unsigned len)
 {
-	if (msiaddr - dev->q_iova < dev->q_bytes && dev->q_bytes - (msiaddr - dev->q_iova) >= len)
-		return (char *)dev->q + (msiaddr - dev->q_iova);
+	if (msiaddr - q->q_iova < q->q_bytes && q->q_bytes - (msiaddr - q->q_iova) >= len)
+		return (char *)q->q + (msiaddr - q->q_iova);
 	return hwt__dev_translate(dev, msiaddr, len);
 }
 
@@ -401,7 +224,8 @@ static void msi_write(struct hwt_smmu_dev *dev, void *p, unsigned len, uint32_t 
  * slot free would be the other consistent order; it loses the first
  * property.)
  */
-static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_t cons)
+static uint32_t cmd_sync(struct hwt_smmu_dev *dev, struct hwt__devq *q, const uint64_t dw[2],
+			 uint32_t cons)
 {
 	uint32_t cs = (uint32_t)SYNC_GET(dw, CS);
 	uint64_t msiaddr = SYNC_GET(dw, MSIADDR);
@@ -414,8 +238,8 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 	 * not); CS 3 is reserved. */
 	if ((dw[0] & ~dev->sync_ok[0]) | (dw[1] & ~dev->sync_ok[1]) || cs == 3)
 		return HWT_SMMU_CERROR_ILL;
-	if (dev->atc_fail) {
-		dev->atc_fail = false;
+	if (q->atc_fail) {
+		q->atc_fail = false;
 		return HWT_SMMU_CERROR_ATC_INV_SYNC;
 	}
 	if (cs == HWT_SMMU_CS_SEV && dev->cfg.sev_cost_ns)
@@ -425,25 +249,25 @@ static uint32_t cmd_sync(struct hwt_smmu_dev *dev, const uint64_t dw[2], uint32_
 	hwt__st_add(&dev->st.cmds, 1);
 	hwt__st_add(&dev->st.syncs, 1);
 	if (msi) {
-		p = msi_target(dev, msiaddr, len);
+		p = msi_target(dev, q, msiaddr, len);
 		if (p) {
-			if (dev->published != cons)
-				publish_cons(dev, cons, HWT_SMMU_CERROR_NONE); /* R_CONS */
+			if (q->published != cons)
+				publish_cons(dev, q, cons, HWT_SMMU_CERROR_NONE); /* R_CONS */
 			msi_write(dev, p, len, msidata);                       /* R_MSI */
 		}
 	}
-	publish_cons(dev, cons_add(dev, cons, 1), HWT_SMMU_CERROR_NONE); /* R_CONS */
+	publish_cons(dev, q, cons_add(q, cons, 1), HWT_SMMU_CERROR_NONE); /* R_CONS */
 
 	if (msi) {
 		if (!p)
-			msi_abort(dev);
+			hwt__dev_msi_abort(dev, q);
 	} else if (cs == HWT_SMMU_CS_IRQ) {
 		if (dev->cfg.sync_irq) {
 			hwt__st_add(&dev->st.sync_irqs, 1);
 			dev->cfg.sync_irq(dev->cfg.sync_irq_ctx);
 		}
 	} else if (cs == HWT_SMMU_CS_SEV && (dev->cfg.idr0 & HWT_SMMU_IDR0_SEV)) {
-		sev(dev);
+		hwt__dev_sev(dev);
 	}
 	return HWT_SMMU_CERROR_NONE;
 }
@@ -462,8 +286,8 @@ uint32_t hwt__dev_seg_max(const struct hwt_smmu_dev_config *cfg)
  * CMD_SYNC and at an error (*err, the failing entry not executed).
  * Returns the commands executed, all counted in the statistics.
  */
-static unsigned exec_each(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned n, uint32_t cons,
-			  uint32_t *unpublished, uint32_t *err)
+static unsigned exec_each(struct hwt_smmu_dev *dev, struct hwt__devq *q, const uint64_t *e,
+			  unsigned n, uint32_t cons, uint32_t *unpublished, uint32_t *err)
 {
 	const unsigned batch = dev->cfg.cons_batch; /* 0: never equal to unpub */
 	unsigned i, counted = 0, unpub = *unpublished;
@@ -473,13 +297,13 @@ static unsigned exec_each(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned 
 
 		if (hwt_smmu_opcode(dw) == HWT_SMMU_OP_CMD_SYNC)
 			break;
-		*err = execute(dev, dw);
+		*err = execute(dev, q, dw);
 		if (*err)
 			break;
 		if (++unpub == batch) {
 			hwt__st_add(&dev->st.cmds, i + 1 - counted); /* before R_CONS */
 			counted = i + 1;
-			publish_cons(dev, cons_add(dev, cons, i + 1), HWT_SMMU_CERROR_NONE);
+			publish_cons(dev, q, cons_add(q, cons, i + 1), HWT_SMMU_CERROR_NONE);
 			unpub = 0;
 		}
 	}
@@ -496,8 +320,8 @@ static unsigned exec_each(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned 
  * request word read before this segment: an ATC timeout injected before it
  * hits an ATC_INV of this call (as execute() does per command).
  */
-static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned n, uint32_t cons,
-			   uint32_t ctl, uint32_t *unpublished, uint32_t *err)
+static unsigned exec_batch(struct hwt_smmu_dev *dev, struct hwt__devq *q, const uint64_t *e,
+			   unsigned n, uint32_t cons, uint32_t ctl, uint32_t *unpublished, uint32_t *err)
 {
 	const unsigned batch = dev->cfg.cons_batch;
 	const uint64_t(*cmds)[2] = (const uint64_t(*)[2])e;
@@ -526,40 +350,49 @@ static unsigned exec_batch(struct hwt_smmu_dev *dev, const uint64_t *e, unsigned
 	}
 	if (__builtin_expect(ctl & HWT__CTL_INJ_ATC, 0)) {
 		for (unsigned i = 0; i < done + (r != HWT_SMMU_CERROR_NONE); i++)
-			if (atc_timeout_take(dev, cmds[i], &ctl))
+			if (atc_timeout_take(dev, q, cmds[i], &ctl))
 				break;
 	}
 	if (done)
 		hwt__st_add(&dev->st.cmds, done); /* before R_CONS */
 	*unpublished += done;
 	if (batch && *unpublished >= batch) {
-		publish_cons(dev, cons_add(dev, cons, done), HWT_SMMU_CERROR_NONE); /* R_CONS */
+		publish_cons(dev, q, cons_add(q, cons, done), HWT_SMMU_CERROR_NONE); /* R_CONS */
 		*unpublished = 0;
 	}
 	return done;
 }
 
 /*
- * Execute the run from dev->cons up to prod (WRP|IDX, as read by A_PROD),
- * or until asked to stop, pause or disable.  Leaves CONS published and
- * every executed command counted.
+ * q's turn: execute its run from q->cons up to prod (WRP|IDX, as read by
+ * A_PROD), until asked to stop or pause, q's Q_EN changes, an error, or,
+ * while other queues are on, dev->burst entries (a lone queue checks the
+ * other queues' Q_EN at that point and runs on if none changed).  Leaves
+ * CONS published and every executed command counted.
  */
-static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
+void hwt__dev_consume(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t prod)
 {
-	const unsigned shift = dev->shift, batch = dev->cfg.cons_batch;
-	const uint32_t start = dev->cons, total = hwt__q_pos(shift, prod - start);
+	const unsigned shift = q->shift, batch = dev->cfg.cons_batch;
+	const uint32_t start = q->cons, total = hwt__q_pos(shift, prod - start);
 	const uint32_t entries = 1u << shift;
 	uint32_t cons = start, unpublished = 0, pf = 0; /* pf: entries from start prefetched */
+	uint32_t turn = 0;                             /* entries of this burst */
 
 	while (cons != prod) {
 		uint32_t c = ctl_load(dev), err = HWT_SMMU_CERROR_NONE;
 		uint32_t left = hwt__q_pos(shift, prod - cons), at = hwt__q_pos(shift, cons - start);
 		uint32_t n = entries - hwt__q_idx(shift, cons), pf_end;
-		const uint64_t *e = dev->q + 2 * hwt__q_idx(shift, cons);
+		const uint64_t *e = q->q + 2 * hwt__q_idx(shift, cons);
+		bool shared = dev->non > 1;
 		unsigned k;
 
-		if (c & (HWT__CTL_STOP | HWT__CTL_PAUSE) || cr0_changed(dev))
+		if (c & (HWT__CTL_STOP | HWT__CTL_PAUSE) || en_changed(q))
 			break;
+		if (turn >= dev->burst) {
+			if (shared || other_en_changed(dev, q))
+				break; /* the next queue's turn, or an enable to act on */
+			turn = 0;
+		}
 		if (__builtin_expect(c & HWT__CTL_INJ_ABT, 0)) {
 			atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_INJ_ABT, memory_order_relaxed);
 			err = HWT_SMMU_CERROR_ABT;
@@ -567,7 +400,7 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 		}
 		/* the segment: up to the wrap and PROD; per command, seg_max
 		 * entries; for handler_batch, up to the next cons_batch
-		 * publication */
+		 * publication; shared, up to the end of the turn */
 		if (n > left)
 			n = left;
 		if (!dev->cfg.handler_batch || dev->cfg.cmd_cost_ns)
@@ -576,18 +409,21 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 			if (batch && n > batch - unpublished)
 				n = batch - unpublished;
 		}
+		if (shared && n > dev->burst - turn)
+			n = dev->burst - turn;
 		/* The producer just wrote these entries: fetch their lines (4
 		 * entries each) in parallel rather than one miss per line as we
 		 * meet them (measured: +35% commands/s at batches of 8 and 32),
 		 * up to hwt__dev_prefetch_end(), never past PROD. */
 		pf_end = hwt__dev_prefetch_end(at, n, total);
 		for (; pf < pf_end; pf += 4)
-			__builtin_prefetch(dev->q + 2 * hwt__q_idx(shift, start + pf));
+			__builtin_prefetch(q->q + 2 * hwt__q_idx(shift, start + pf));
 		/* executed commands are counted (once per segment or CONS store)
 		 * before any R_CONS covering them */
-		k = dev->cfg.handler_batch ? exec_batch(dev, e, n, cons, c, &unpublished, &err)
-					   : exec_each(dev, e, n, cons, &unpublished, &err);
-		cons = cons_add(dev, cons, k);
+		k = dev->cfg.handler_batch ? exec_batch(dev, q, e, n, cons, c, &unpublished, &err)
+					   : exec_each(dev, q, e, n, cons, &unpublished, &err);
+		cons = cons_add(q, cons, k);
+		turn += k;
 		if (err)
 			goto error;
 		if (k < n) { /* a CMD_SYNC at cons */
@@ -596,70 +432,21 @@ static void consume(struct hwt_smmu_dev *dev, uint32_t prod)
 			e += 2 * k;
 			dw[0] = le64toh(e[0]);
 			dw[1] = le64toh(e[1]);
-			err = cmd_sync(dev, dw, cons); /* R_CONS */
+			err = cmd_sync(dev, q, dw, cons); /* R_CONS */
 			if (err)
 				goto error;
-			cons = cons_add(dev, cons, 1);
+			cons = cons_add(q, cons, 1);
+			turn++;
 			unpublished = 0;
 		}
 		continue;
 error:
-		unpublished = 0;
-		raise_error(dev, cons, err); /* R_CONS */
-		if (!wait_error_ack(dev))
-			return; /* dev->cons is cons; the main loop resumes the wait */
-		/* resume at CONS: the loop re-fetches the (maybe rewritten) entry */
+		/* q stops here until its GERRORN acknowledges (queues.c); the
+		 * other queues run on */
+		hwt__dev_raise_error(dev, q, cons, err); /* R_CONS, R_QGERR */
+		return;
 	}
 	if (unpublished)
-		publish_cons(dev, cons, HWT_SMMU_CERROR_NONE); /* R_CONS: end of the run */
-	dev->cons = cons;
-}
-
-void *hwt__dev_consumer(void *arg)
-{
-	struct hwt_smmu_dev *dev = arg;
-
-	for (;;) {
-		uint32_t c = ctl_load(dev), cr0, raw, prod;
-
-		if (c & HWT__CTL_STOP)
-			break;
-		if (c & HWT__CTL_PAUSE) {
-			if (!park(dev))
-				break;
-			continue;
-		}
-		cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
-		if (cr0 != dev->cr0) {
-			hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
-			continue;
-		}
-		raw = atomic_load_explicit(&dev->regs.prod, memory_order_acquire); /* A_PROD */
-		if (!dev->on) {
-			doorbell_wait(dev, raw,
-				      atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed),
-				      SLEEP_NS);
-			continue;
-		}
-		if (dev->check_error) {
-			dev->check_error = false;
-			pending_error(dev);
-			continue;
-		}
-		if (dev->err_pending) {
-			wait_error_ack(dev);
-			continue;
-		}
-		prod = hwt__q_pos(dev->shift, raw);
-		if (prod == dev->cons) {
-			doorbell_wait(dev, raw,
-				      atomic_load_explicit(&dev->regs.gerrorn, memory_order_relaxed),
-				      SLEEP_NS);
-			continue;
-		}
-		if (hwt__q_full(dev->shift, prod, dev->cons))
-			dev->full_seen = true;
-		consume(dev, prod);
-	}
-	return NULL;
+		publish_cons(dev, q, cons, HWT_SMMU_CERROR_NONE); /* R_CONS: end of the run */
+	q->cons = cons;
 }

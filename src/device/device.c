@@ -19,6 +19,7 @@ _Static_assert(HWT_SMMU_DEV_CMDQS_MAX == HWT__CMDQS_ARCH_MAX, "the public limit 
 #include <unistd.h>
 
 #define PAUSE_WAIT_NS 1000000000ull
+#define BURST_SEGS 8u /* a queue's turn while several are on: seg_max entries x this */
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -232,13 +233,47 @@ static uint32_t wake_ns(void)
 
 /* ---- create ---------------------------------------------------------------- */
 
-int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg)
+/* Point queue i's consumer view at its registers. */
+static void queue_regs(struct hwt_smmu_dev *dev, unsigned i)
+{
+	struct hwt__smmu_regs *r = &dev->regs;
+	struct hwt__devq *q = &dev->qs[i];
+
+	q->idx = i;
+	if (!i) {
+		q->r_prod = &r->prod;
+		q->r_cons = &r->cons;
+		q->r_en = &r->cr0;
+		q->r_enack = &r->cr0ack;
+		q->r_en_seen = &r->cr0_seen;
+		q->r_gerror = &r->gerror;
+		q->r_gerrorn = &r->gerrorn;
+		q->r_base = &r->cmdq_base;
+		return;
+	}
+	q->r_prod = &r->q[i].prod;
+	q->r_cons = &r->q[i].cons;
+	q->r_en = &r->q[i].en;
+	q->r_enack = &r->q[i].enack;
+	q->r_en_seen = &r->q[i].en_seen;
+	q->r_gerror = &r->q[i].gerror;
+	q->r_gerrorn = &r->q[i].gerrorn;
+	q->r_base = &r->q[i].base;
+}
+
+static void dev_free_mem(struct hwt_smmu_dev *dev)
+{
+	free(dev->qs);
+	free(dev->regs.q);
+	free(dev);
+}
+
+int hwt__dev_create_nq(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg, unsigned nq)
 {
 	struct hwt_smmu_dev *dev;
-	unsigned nq;
 	int err;
 
-	if (!out || !cfg)
+	if (!out || !cfg || !nq || nq > HWT__NUMQ_MAX)
 		return -EINVAL;
 	err = config_check(cfg);
 	if (err)
@@ -254,34 +289,44 @@ int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_con
 									: HWT_SMMU_DEV_SPIN_NS_AUTO;
 	}
 	dev->seg_max = hwt__dev_seg_max(cfg);
+	dev->burst = BURST_SEGS * dev->seg_max;
 	dev->regs.idr0 = cfg->idr0;
 	dev->regs.asym = hwt__membarrier_init();
 	dev->regs.idr1 = (cfg->cmdqs & HWT_SMMU_IDR1_CMDQS_MASK) << HWT_SMMU_IDR1_CMDQS_SHIFT;
-	/* NUMQ: one queue per possible CPU, at most HWT__NUMQ_MAX.  The blocks
-	 * of queues 1.. (q[0] unused: queue 0 is the register file's own). */
-	nq = possible_cpus();
-	dev->regs.idr6 = nq < HWT__NUMQ_MAX ? nq : HWT__NUMQ_MAX;
-	dev->regs.q = hwt__zalloc_lines(sizeof(*dev->regs.q) * dev->regs.idr6);
-	if (!dev->regs.q) {
-		free(dev);
+	/* NUMQ; the register blocks of queues 1.. (q[0] unused: queue 0 is
+	 * the register file's own) and the consumer's view of every queue. */
+	dev->regs.idr6 = nq;
+	dev->nq = nq;
+	dev->regs.q = hwt__zalloc_lines(sizeof(*dev->regs.q) * nq);
+	dev->qs = hwt__zalloc_lines(sizeof(*dev->qs) * nq);
+	if (!dev->regs.q || !dev->qs) {
+		dev_free_mem(dev);
 		return -ENOMEM;
 	}
+	for (unsigned i = 0; i < nq; i++)
+		queue_regs(dev, i);
 	sync_mask(dev->sync_ok);
 	err = -pthread_mutex_init(&dev->lock, NULL);
 	if (err) {
-		free(dev->regs.q);
-		free(dev);
+		dev_free_mem(dev);
 		return err;
 	}
 	err = hwt__model_init(&dev->model);
 	if (err) {
 		pthread_mutex_destroy(&dev->lock);
-		free(dev->regs.q);
-		free(dev);
+		dev_free_mem(dev);
 		return err;
 	}
 	*out = dev;
 	return 0;
+}
+
+/* NUMQ: one queue per possible CPU, at most HWT__NUMQ_MAX. */
+int hwt_smmu_dev_create(struct hwt_smmu_dev **out, const struct hwt_smmu_dev_config *cfg)
+{
+	unsigned nq = possible_cpus();
+
+	return hwt__dev_create_nq(out, cfg, nq < HWT__NUMQ_MAX ? nq : HWT__NUMQ_MAX);
 }
 
 void hwt_smmu_dev_get_config(const struct hwt_smmu_dev *dev, struct hwt_smmu_dev_config *cfg)
@@ -295,16 +340,27 @@ void hwt__dev_free(struct hwt_smmu_dev *dev)
 {
 	hwt__model_destroy(&dev->model);
 	pthread_mutex_destroy(&dev->lock);
-	free(dev->regs.q);
-	free(dev);
+	dev_free_mem(dev);
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/* Every queue disabled and acknowledged so (R_QACK, R_ACK: seq_cst, each
+ * Q_ENACK 0, count included); Q_EN_SEEN keeps what we acted on.  With the
+ * lock held and no consumer running. */
+static void queues_off(struct hwt_smmu_dev *dev)
+{
+	for (unsigned i = 0; i < dev->nq; i++) {
+		dev->qs[i].en = 0;
+		dev->qs[i].on = false;
+		atomic_store_explicit(dev->qs[i].r_enack, 0, memory_order_seq_cst); /* R_QACK */
+	}
+	dev->non = 0;
+}
+
 int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 {
 	pthread_attr_t attr;
-	uint32_t cr0;
 	int err;
 
 	if (!dev)
@@ -314,19 +370,28 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 		err = -EBUSY;
 		goto out;
 	}
-	/* live, then A_CR0: a driver enabling the queue right now is seen
-	 * here or sees us live (and waits for the consumer's R_ACK).  A driver
-	 * disabling it is seen here; or it reads our R_ACK of CMDQEN and waits
-	 * for the consumer, whose own A_CR0 (later in the seq_cst order than
-	 * all of these) sees the disable before it touches the queue; or its
-	 * A_ACK reads 0 before our R_ACK, and then its unmap of the queue,
-	 * which takes our lock, sees CMDQEN and waits as well. */
+	/* live, then A_CR0 (A_QEN for each queue): a driver enabling a queue
+	 * right now is seen here or sees us live (and waits for the
+	 * consumer's R_ACK).  A driver disabling it is seen here; or it reads
+	 * our R_ACK of CMDQEN and waits for the consumer, whose own A_CR0
+	 * (later in the seq_cst order than all of these) sees the disable
+	 * before it touches the queue; or its A_ACK reads 0 before our R_ACK,
+	 * and then its unmap of the queue, which takes our lock, sees CMDQEN
+	 * and waits as well.  Queue 0 refused fails the start (-EINVAL); a
+	 * queue i >= 1 refused is acknowledged with EN 0 and the start goes on. */
 	atomic_store_explicit(&dev->regs.live, 1, memory_order_seq_cst); /* pairs with the
 								   * driver's live load */
-	cr0 = atomic_load_explicit(&dev->regs.cr0, memory_order_seq_cst); /* A_CR0 */
-	err = hwt__dev_cmdq_enable(dev, cr0); /* R_ACK */
+	err = hwt__dev_cmdq_enable(dev, atomic_load_explicit(&dev->regs.cr0,
+							     memory_order_seq_cst)); /* A_CR0, R_ACK */
 	if (err)
 		goto fail;
+	for (unsigned i = 1; i < dev->nq; i++) {
+		struct hwt__devq *q = &dev->qs[i];
+		uint32_t en = atomic_load_explicit(q->r_en, memory_order_seq_cst); /* A_QEN */
+
+		if (en)
+			hwt__dev_q_enable(dev, q, en); /* R_QACK */
+	}
 	atomic_fetch_and_explicit(&dev->ctl, ~HWT__CTL_STOP, memory_order_seq_cst);
 	err = -pthread_attr_init(&attr);
 	if (err)
@@ -346,9 +411,7 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 		goto out;
 	}
 fail:
-	dev->cr0 = 0;
-	dev->on = false;
-	atomic_store_explicit(&dev->regs.cr0ack, 0, memory_order_seq_cst); /* R_ACK */
+	queues_off(dev); /* R_ACK, R_QACK */
 	atomic_store_explicit(&dev->regs.live, 0, memory_order_seq_cst);
 out:
 	pthread_mutex_unlock(&dev->lock);
@@ -417,14 +480,13 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 		pthread_join(dev->thread, NULL);
 		dev->running = false;
 		atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
-		/* R_ACK: a waiter that sees CMDQEN 0 sees the final CONS.  The
-		 * consumer is joined: its state and counters are ours now.
-		 * CR0ACK 0, count included: a driver waiting for its enable's
-		 * count never takes a stale one for a refusal (CR0_SEEN keeps
+		/* R_ACK, R_QACK: a waiter that sees EN 0 sees the final CONS
+		 * of its queue.  The consumer is joined: its state and
+		 * counters are ours now.  Every Q_ENACK (CR0ACK) 0, count
+		 * included: a driver waiting for its enable's count never
+		 * takes a stale one for a refusal (Q_EN_SEEN, CR0_SEEN, keep
 		 * what we acted on, for "stopped" vs "never started"). */
-		dev->cr0 = 0;
-		dev->on = false;
-		atomic_store_explicit(&dev->regs.cr0ack, 0, memory_order_seq_cst);
+		queues_off(dev);
 		atomic_store_explicit(&dev->regs.live, 0, memory_order_seq_cst);
 		hwt__st_add(&dev->st.sevs, 1);
 		hwt__reg_sev(&dev->regs); /* V1, V2: sleeping waiters notice */

@@ -1,63 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device's half of the queue-enable handshake (bus/regs.h): act on a
- * CR0 the consumer (consumer.c) or hwt_smmu_dev_start (device.c) read with
- * A_CR0, set up the consumer's view of the queue from CMDQ_BASE and CONS,
- * and acknowledge in CR0ACK.
+ * The device's half of the queue-enable handshake (bus/regs.h), the same
+ * for every queue: act on a Q_EN (CR0 for queue 0) the consumer (queues.c)
+ * or hwt_smmu_dev_start (device.c) read with A_QEN (A_CR0), set up the
+ * consumer's view of the queue from Q_BASE and Q_CONS, and acknowledge in
+ * Q_ENACK (CR0ACK).
  *
- *   R_ACK    store of CR0ACK (seq_cst); pairs with A_ACK (seq_cst), the
- *            driver's load (see consumer.c).
+ *   R_QACK   store of Q_ENACK (R_ACK, of CR0ACK, for queue 0; seq_cst);
+ *            pairs with A_QACK (A_ACK; seq_cst), the driver's load (see
+ *            consumer.c and hwt_smmu_dev_start()).
  */
 #include "device/impl.h"
 
 #include <errno.h>
 
-/* Read CMDQ_BASE and CONS; -EINVAL for a base that describes no queue. */
-static int queue_setup(struct hwt_smmu_dev *dev)
+/* Read Q_BASE and Q_CONS; -EINVAL for a base that describes no queue. */
+static int queue_setup(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 {
-	/* Relaxed: A_CR0 (or, at start, the driver's R_CR0 before the call)
+	/* Relaxed: A_QEN (or, at start, the driver's R_QEN before the call)
 	 * orders these after the driver's writes. */
-	uint64_t base = atomic_load_explicit(&dev->regs.cmdq_base, memory_order_relaxed);
+	uint64_t base = atomic_load_explicit(q->r_base, memory_order_relaxed);
 	unsigned log2size = (unsigned)(base & HWT__CMDQ_BASE_LOG2SIZE_MASK);
 	uint64_t addr = base & HWT__CMDQ_BASE_ADDR_MASK, bytes = 16ull << log2size;
 	uint32_t cons;
-	void *q;
+	void *m;
 
 	if (!base || !addr ||
 	    (base & ~(HWT__CMDQ_BASE_ADDR_MASK | HWT__CMDQ_BASE_LOG2SIZE_MASK | HWT__CMDQ_BASE_RA)) ||
 	    log2size > dev->cfg.cmdqs || (addr & ((bytes < 32 ? 32 : bytes) - 1)) ||
-	    !(q = hwt__dev_translate(dev, addr, bytes)))
+	    !(m = hwt__dev_translate(dev, addr, bytes)))
 		return -EINVAL;
-	dev->q = q;
-	dev->q_iova = addr;
-	dev->q_bytes = bytes;
-	dev->shift = log2size;
-	dev->full_seen = false;
-	dev->atc_fail = false;
-	cons = atomic_load_explicit(&dev->regs.cons, memory_order_relaxed);
-	dev->cons_ovf = cons & HWT_SMMU_CMDQ_OVF;
-	dev->cons = hwt__q_pos(log2size, cons);
-	dev->published = dev->cons;
+	q->q = m;
+	q->q_iova = addr;
+	q->q_bytes = bytes;
+	q->shift = log2size;
+	q->full_seen = false;
+	q->atc_fail = false;
+	cons = atomic_load_explicit(q->r_cons, memory_order_relaxed);
+	q->cons_ovf = cons & HWT_SMMU_CMDQ_OVF;
+	q->cons = hwt__q_pos(log2size, cons);
+	q->published = q->cons;
 	return 0;
+}
+
+int hwt__dev_q_enable(struct hwt_smmu_dev *dev, struct hwt__devq *q, uint32_t en)
+{
+	bool was_on = q->on;
+	int err = 0;
+
+	q->en = en;
+	q->on = false;
+	q->err_pending = false; /* a pending error stays in GERROR */
+	if (en & HWT__Q_EN) {
+		err = queue_setup(dev, q);
+		q->on = !err;
+	}
+	q->check_error = q->on;
+	dev->non += (unsigned)q->on - (unsigned)was_on;
+	/* For hwt__reg_q_en_acted's log words only: relaxed. */
+	atomic_store_explicit(q->r_en_seen, en, memory_order_relaxed);
+	atomic_store_explicit(q->r_enack, (en & ~HWT__Q_EN) | (q->on ? HWT__Q_EN : 0),
+			      memory_order_seq_cst); /* R_QACK (R_ACK): pairs with A_QACK (A_ACK) */
+	return err;
 }
 
 int hwt__dev_cmdq_enable(struct hwt_smmu_dev *dev, uint32_t cr0)
 {
-	int err = 0;
-
-	dev->cr0 = cr0;
-	dev->on = false;
-	dev->err_pending = false; /* a pending error stays in GERROR */
-	if (cr0 & HWT_SMMU_CR0_CMDQEN) {
-		err = queue_setup(dev);
-		dev->on = !err;
-	}
-	dev->check_error = dev->on;
-	/* For hwt__reg_cr0_acted's log words only: relaxed. */
-	atomic_store_explicit(&dev->regs.cr0_seen, cr0, memory_order_relaxed);
-	atomic_store_explicit(&dev->regs.cr0ack,
-			      (cr0 & ~HWT_SMMU_CR0_CMDQEN) | (dev->on ? HWT_SMMU_CR0_CMDQEN : 0),
-			      memory_order_seq_cst); /* R_ACK */
-	return err;
+	return hwt__dev_q_enable(dev, &dev->qs[0], cr0);
 }
-
