@@ -384,7 +384,9 @@ int hwt_cmdq_create(struct hwt_cmdq **out, struct hwt_smmu_dev *dev,
 	q->info.msipolling = q->msipoll;
 	q->info.queues = q->nq;
 	snprintf(q->info.insert_path, sizeof(q->info.insert_path), "shared");
-	snprintf(q->info.insert_path_reason, sizeof(q->info.insert_path_reason), "one queue");
+	snprintf(q->info.insert_path_reason, sizeof(q->info.insert_path_reason), "one queue%s",
+		 opts->queues == HWT_CMDQ_QUEUES_PER_CPU && ncpu > 1
+			 ? " (per CPU asked: the device has no more)" : "");
 	set_reason(q, opts);
 	atomic_init(&q->calib, opts->auto_poll && q->msipoll ? CALIB_PENDING : CALIB_NONE);
 	atomic_init(&q->calib_err, 0);

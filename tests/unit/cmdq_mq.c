@@ -139,6 +139,19 @@ TEST(info_says_queues_and_insert_path)
 	}
 	hwt_smmu_dev_destroy(dev);
 
+	/* A device of one queue: per CPU takes it, and says why. */
+	if (n > 1) {
+		dev = dev_nq(1);
+		o.queues = HWT_CMDQ_QUEUES_PER_CPU;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		hwt_cmdq_get_info(q, &info);
+		TLOG("%u: %s: %s", info.queues, info.insert_path, info.insert_path_reason);
+		ASSERT_EQ(info.queues, 1);
+		ASSERT_STR_EQ(info.insert_path, "shared");
+		ASSERT_TRUE(strstr(info.insert_path_reason, "the device has no more"));
+		hwt_cmdq_destroy(q);
+		hwt_smmu_dev_destroy(dev);
+	}
 	/* A device with fewer queues than CPUs: per CPU takes what it has. */
 	if (n > 2) {
 		dev = dev_nq(2);
