@@ -136,7 +136,8 @@ static void *produce(void *arg)
 			pr->what = "hwt_cmdq_sync";
 			atomic_fetch_add_explicit(&s->syncs, 1, memory_order_relaxed);
 			/* A_MSI / A_CONS of the sync order the executor's count. */
-			if (!pr->err && atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
+			if (!pr->err &&
+			    atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
 				bad(s, "producer %u: hwt_cmdq_sync returned 0 with %llu of %llu commands "
 				       "executed", pr->id,
 				    (unsigned long long)atomic_load(&r->executed[pr->id]),
