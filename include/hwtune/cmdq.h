@@ -74,7 +74,24 @@ struct hwt_cmdq_options {
 	 * before the next line allowed (and when the queue is destroyed). */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
+	/* Command queues (ECMDQ-like): 0 or 1, one queue (today's); N, queue
+	 * cpu % N takes a call made on CPU cpu; HWT_CMDQ_QUEUES_PER_CPU, one
+	 * per possible CPU (as many as the device has, if fewer).  More than
+	 * the device has (IDR6): -EINVAL at create.  With several queues a
+	 * CMD_SYNC orders its own queue only and there is no order between
+	 * queues (hwt_cmdq_issue, hwt_cmdq_sync say what each covers);
+	 * auto_poll is refused (-EINVAL: it measures one queue), and so is
+	 * hwt_cmdq_calibrate.  One insert path for all queues, fixed at
+	 * create (info.insert_path): "rseq" with one queue per possible CPU
+	 * and rseq registered (x86_64, aarch64): a restartable sequence on the
+	 * CPU's queue, no locked instruction, a CMD_SYNC completed by an MSI
+	 * into the calling thread's own word (those words are DMA-mapped on
+	 * demand: a thread's first CMD_SYNC may return -ENOSPC when the
+	 * device's DMA window is full); else "shared", the multi-producer
+	 * protocol on each queue. */
+	unsigned queues;
 };
+#define HWT_CMDQ_QUEUES_PER_CPU 0xffffffffu
 
 /* Defaults: the device's queue size, MSI polling where possible, 1 s
  * timeout, 10 us spin.  Reads no environment (see below). */
@@ -113,8 +130,11 @@ struct hwt_cmdq_cmd {
  * Insert n commands, followed by a CMD_SYNC if sync, and wait for that
  * sync.  n + sync must be at most the queue size.
  * 0 on success (with sync: every command issued before it by this thread
- * has been executed), -EINVAL, -ETIMEDOUT (queue full or sync not complete
- * within timeout_ns), -ENODEV (the device stopped).  timeout_ns bounds the
+ * on the same queue has been executed; with several queues that is the
+ * queue this call inserted into, and hwt_cmdq_sync() covers them all),
+ * -EINVAL, -ETIMEDOUT (queue full or sync not complete within timeout_ns),
+ * -ENODEV (the device stopped), and with several queues -ENOMEM (no
+ * per-thread record) or -ENOSPC (see queues above).  timeout_ns bounds the
  * whole call: its waits on the device (for space, then for its CMD_SYNC)
  * share one deadline, timeout_ns after the first of them began.  Waits on
  * other threads of this process (a queue owner handing over, another
@@ -125,6 +145,14 @@ HWT_API int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, 
 			   bool sync);
 HWT_API int hwt_cmdq_issue_cmd(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
 HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd);
+/* A CMD_SYNC alone: 0 once everything this thread queued has executed, on
+ * every queue it used since its last successful sync, wherever the thread
+ * has run meanwhile (a migration between issue and sync does not matter).
+ * With several queues: a CMD_SYNC on this CPU's queue even when the thread
+ * owes nothing, then each other queue it used (a CMD_SYNC there on the
+ * shared path; on the rseq path a wait until that queue's CONS passed the
+ * thread's entries); a queue not confirmed (-ETIMEDOUT, -ENODEV) stays
+ * owed to the next sync.  -ENOMEM: no per-thread record could be made. */
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
 /*
@@ -162,6 +190,9 @@ struct hwt_cmdq_info {
 	uint64_t msi_ns;    /* measured median empty-queue sync, 0 if not measured */
 	uint64_t sev_ns;
 	char reason[160];   /* why this mode, in words */
+	unsigned queues;    /* command queues in use */
+	char insert_path[8];            /* "rseq" (per-CPU, no locked instruction) or "shared" */
+	char insert_path_reason[160];   /* why that path, in words */
 };
 HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
 
@@ -173,7 +204,7 @@ HWT_API void hwt_cmdq_get_info(struct hwt_cmdq *q, struct hwt_cmdq_info *info);
  * Also usable without auto_poll to measure for the report (the mode stays;
  * there too no other thread may issue meanwhile): 0 or -errno.
  */
-HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q);
+HWT_API int hwt_cmdq_calibrate(struct hwt_cmdq *q); /* several queues: -EINVAL */
 
 /*
  * How many times the calling thread's reservation compare-and-swap failed

@@ -423,8 +423,12 @@ static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
  * doorbell), pairs with the device's A_PROD of that queue; then DB2. */
 static inline void hwt__reg_q_write_prod(struct hwt__smmu_regs *r, unsigned i, uint32_t prod)
 {
-	atomic_store_explicit(hwt__reg_q_prod(r, i), prod,
-			      r->asym ? memory_order_release : memory_order_seq_cst);  /* R_PROD */
+	/* Two constant orders, not one chosen at run time: a variable order
+	 * compiles as seq_cst, an xchg (a locked instruction) on x86_64. */
+	if (__builtin_expect(r->asym, 1))
+		atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_release); /* R_PROD */
+	else
+		atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_seq_cst); /* R_PROD */
 	hwt__reg_q_doorbell(r);
 }
 

@@ -71,10 +71,10 @@ static int measure_modes(struct hwt_cmdq *q, struct budget b, uint64_t *msi_ns, 
 
 			q->msipoll = m == 0;
 			/* warm the path */
-			err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline);
+			err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline, NULL);
 			t0 = hwt__now_ns();
 			for (int i = 0; i < CALIB_SYNCS && !err && !late; i++) {
-				err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline);
+				err = hwt__cmdq_insert(q, NULL, 0, true, NULL, b.deadline, NULL);
 				late = (t1 = hwt__now_ns()) > b.stop;
 			}
 			t[m][r] = (t1 - t0) / CALIB_SYNCS;
@@ -168,7 +168,9 @@ int hwt_cmdq_calibrate(struct hwt_cmdq *q)
 {
 	uint32_t st;
 
-	if (!q)
+	/* Several queues: a measurement would time queue 0 alone, and on the
+	 * rseq path its shared-path syncs would mix the paths (cmdq.h). */
+	if (!q || q->nq > 1)
 		return -EINVAL;
 	if (!hwt__cmdq_msi_capable(q))
 		return -EOPNOTSUPP;

@@ -49,10 +49,13 @@
  *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
  *                                 (seq_cst Dekker pair, see space_sleep)
  *
+ * This is the protocol of one queue: with several (options.queues > 1)
+ * each queue q->qi of the object runs it on its own registers
+ * (hwt__reg_q_*(regs, qi)) on the shared path; queues.c picks the queue.
  * The public issue calls are in issue.c, setup, options and the GERROR
- * handler in setup.c, auto mode in calib.c, the log and the backoff in
- * support.c (the files' order: impl.h); the device is reached through
- * src/bus only.
+ * handler in setup.c, auto mode in calib.c, a call's device waits in
+ * wait.c, the log and the backoff in support.c (the files' order:
+ * impl.h); the device is reached through src/bus only.
  */
 #include <endian.h>
 #include <errno.h>
@@ -65,9 +68,6 @@
 #include "common/time.h"
 
 #define BITS_PER_WORD 64
-#define SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
-#define YIELD_NS 200000   /* device waits: yielding before sleeping, */
-#define YIELDS_MIN 256    /* and at least this many yields */
 
 /* The shadow word: pointers of queues up to 2^19 entries need 20 bits. */
 #define LLQ_PTR_BITS 20
@@ -99,115 +99,7 @@ static uint64_t llq_make(uint32_t prod, uint32_t cons, uint32_t waiters)
 /* Device CONS without the ERR field. */
 static uint32_t read_cons(const struct hwt_cmdq *q)
 {
-	return hwt__q_pos(q->shift, hwt__reg_read_cons(q->regs)); /* A_CONS */
-}
-
-/* --- waiting ------------------------------------------------------------ */
-
-/*
- * The waits of one call on the device (for space, then for its CMD_SYNC):
- * one deadline for them all, taken at the call's first slow step (so the
- * fast path reads no clock), so that a call gives up timeout_ns after it
- * first waited however its waits add up.  Each wait spins for spin_ns from
- * its own first slow step, then sleeps: on the SEV event word when the
- * device signals events for this wait, else with a growing nanosleep.
- * `waiting` re-checks the condition for the event sleep (see
- * hwt__reg_wait_event).
- */
-struct devwait {
-	struct hwt_cmdq *q;
-	uint64_t deadline;     /* the call's; 0 until its first slow step */
-	uint64_t start;        /* this wait's first slow step; 0 until then */
-	uint64_t sleep_ns;
-	unsigned polls, every; /* read the clock every `every + 1` polls */
-	unsigned yields;
-	bool (*waiting)(void *arg);
-	void *arg;
-};
-
-/* The call's next wait: its own spin and sleep phases, the call's deadline. */
-static void devwait_next(struct devwait *w, unsigned every, bool (*waiting)(void *arg), void *arg)
-{
-	w->start = 0;
-	w->sleep_ns = 0;
-	w->polls = 0;
-	w->yields = 0;
-	w->every = every;
-	w->waiting = waiting;
-	w->arg = arg;
-}
-
-/* A failed wait's log word: "timeout", or after -ENODEV "aborted, " and
- * why the queue is off (support.c), in buf. */
-#define VERDICT_LEN 96
-static const char *verdict(const struct hwt_cmdq *q, int err, char buf[VERDICT_LEN])
-{
-	if (err != -ENODEV)
-		return "timeout";
-	snprintf(buf, VERDICT_LEN, "aborted, %s", hwt__cmdq_not_running(q));
-	return buf;
-}
-
-/* The clock read of a wait's slow step: sets the call's deadline and this
- * wait's start at the first one.  0 with *now, or -ETIMEDOUT past the
- * deadline, or -ENODEV when the device no longer consumes the queue. */
-static int devwait_check(struct devwait *w, uint64_t *now)
-{
-	struct hwt_cmdq *q = w->q;
-
-	*now = hwt__now_ns();
-	if (!w->deadline)
-		w->deadline = hwt__deadline_after(*now, q->timeout_ns);
-	if (!w->start)
-		w->start = *now;
-	if (*now >= w->deadline)
-		return -ETIMEDOUT;
-	if (!hwt__reg_cmdq_enabled(q->regs))
-		return -ENODEV;
-	return 0;
-}
-
-/* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
-static int devwait_step(struct devwait *w, bool use_events)
-{
-	struct hwt_cmdq *q = w->q;
-	uint64_t now, elapsed;
-	int err;
-
-	if (++w->polls & w->every) {
-		hwt__cpu_relax();
-		return 0;
-	}
-	err = devwait_check(w, &now);
-	if (err)
-		return err;
-	elapsed = now - w->start;
-	if (elapsed < SPIN_ONLY_NS) {
-		hwt__cpu_relax();
-		return 0;
-	}
-	/* Past a short spin, yield: the device thread may share our CPU and
-	 * then only runs when we let it.  Keep yielding (for a time, and for a
-	 * number of turns: other producers may share our CPU) before a sleep:
-	 * a sleep costs the timer slack (~50 us) where nothing wakes us (MSI
-	 * writes, a draining queue), and with events the device pays a wake-up
-	 * per sleeper at every SEV, which slows it, which makes more sleepers;
-	 * and a registered waiter asleep past its completion holds up every
-	 * producer short of space. */
-	if (elapsed < q->spin_ns + YIELD_NS || w->yields < YIELDS_MIN) {
-		w->yields++;
-		sched_yield();
-		return 0;
-	}
-	if (use_events) {
-		uint64_t left = w->deadline - now;
-
-		hwt__reg_wait_event(q->regs, left < 1000000 ? left : 1000000, w->waiting, w->arg);
-		return 0;
-	}
-	w->sleep_ns = !w->sleep_ns ? 2000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
-	hwt__sleep_ns(w->sleep_ns);
-	return 0;
+	return hwt__q_pos(q->shift, hwt__reg_q_read_cons(q->regs, q->qi)); /* A_CONS */
 }
 
 /* --- the shadow cons: leaving, refreshing, waiting for it ------------------ */
@@ -310,7 +202,7 @@ static bool cons_unmoved(void *arg)
  * show the same value two laps later (ABA) and take a CONS from two laps
  * ago (model (q)).  0 when the shadow may have changed, else the error.
  */
-static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
+static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v)
 {
 	struct cons_wait cw = { q, llq_cons(v) };
 	int err = 0;
@@ -328,8 +220,9 @@ static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
 		/* The device signals only the full -> not-full edge of what it
 		 * was given: sleep on events while PROD shows a full queue,
 		 * else back off (more space needs no edge). */
-		err = devwait_step(w, q->sev && hwt__q_full(q->shift, hwt__reg_read_prod(q->regs),
-							    hwcons));
+		err = hwt__devwait_step(w, q->sev && hwt__q_full(q->shift,
+								  hwt__reg_q_read_prod(q->regs, q->qi),
+								  hwcons));
 		if (err)
 			break;
 	}
@@ -343,7 +236,7 @@ static int refresh_shadow(struct hwt_cmdq *q, struct devwait *w, uint64_t v)
  * another CPU), then sleep until it does (Z1..Z3 above).  0 to look again,
  * or the wait's error.
  */
-static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
+static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k)
 {
 	uint64_t now, left, v;
 	uint32_t e;
@@ -353,8 +246,8 @@ static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
 		hwt__cpu_relax();
 		return 0;
 	}
-	err = devwait_check(w, &now);
-	if (err || now - w->start < SPIN_ONLY_NS) {
+	err = hwt__devwait_check(w, &now);
+	if (err || now - w->start < HWT__CMDQ_SPIN_ONLY_NS) {
 		hwt__cpu_relax();
 		return err;
 	}
@@ -372,14 +265,15 @@ static int space_sleep(struct hwt_cmdq *q, struct devwait *w, uint32_t k)
 static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
 {
 	uint32_t hwcons = read_cons(q), prod = llq_prod(v) & ~HWT__Q_OWNED, n = llq_waiters(v);
-	char buf[VERDICT_LEN];
+	char buf[HWT__VERDICT_LEN];
 
 	hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: %s [prod 0x%08x, shadow cons 0x%08x, %u "
-		      "waiter%s; device PROD 0x%08x, CONS 0x%08x]", verdict(q, err, buf), k,
+		      "waiter%s; device PROD 0x%08x, CONS 0x%08x]", hwt__cmdq_verdict(q, err, buf), k,
 		      n && hwt__q_has_space(q->shift, prod, hwcons, k)
 			      ? "the device made room, the registered CMD_SYNC waiters did not leave"
 			      : "the device did not consume them",
-		      prod, llq_cons(v), n, n == 1 ? "" : "s", hwt__reg_read_prod(q->regs), hwcons);
+		      prod, llq_cons(v), n, n == 1 ? "" : "s", hwt__reg_q_read_prod(q->regs, q->qi),
+		      hwcons);
 }
 
 /*
@@ -387,7 +281,7 @@ static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
  * w is the call's: one deadline for the whole insertion (every space wait
  * of its reservation loop, then its CMD_SYNC wait).
  */
-static int wait_for_space(struct hwt_cmdq *q, struct devwait *w, uint32_t k, uint64_t *llq)
+static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint64_t *llq)
 {
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
@@ -502,43 +396,43 @@ static bool sync_waiting(void *arg)
 }
 
 /* CONS polling: wait until the device's CONS has passed the sync. */
-static int poll_until_consumed(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod,
+static int poll_until_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
 			       uint32_t *cons)
 {
 	struct sync_wait sw = { q, sync_prod };
 	int err;
 
 	/* hwt__wait_change32 already spins: read the clock on every step */
-	devwait_next(w, 0, sync_waiting, &sw);
+	hwt__devwait_next(w, 0, sync_waiting, &sw);
 
 	for (;;) {
-		uint32_t raw = hwt__reg_read_cons(q->regs); /* A_CONS: pairs with R_CONS */
+		uint32_t raw = hwt__reg_q_read_cons(q->regs, q->qi); /* A_CONS: pairs with R_CONS */
 
 		*cons = hwt__q_pos(q->shift, raw);
 		if (hwt__q_consumed(q->shift, *cons, sync_prod))
 			return 0;
 		/* WFE-like: returns early when CONS changes (aarch64: an event;
 		 * elsewhere a short spin); a change needs no deadline check. */
-		if (hwt__reg_wait_cons_change(q->regs, raw) != raw)
+		if (hwt__reg_q_wait_cons_change(q->regs, q->qi, raw) != raw)
 			continue;
-		err = devwait_step(w, q->sev);
+		err = hwt__devwait_step(w, q->sev);
 		if (err)
 			return err;
 	}
 }
 
 /* MSI polling: wait until the device's MSI write zeroes the sync's slot. */
-static int poll_until_msi(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod,
+static int poll_until_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
 			  uint32_t *cons)
 {
 	_Atomic uint32_t *word = (_Atomic uint32_t *)(q->mem + 2 * hwt__q_idx(q->shift, sync_prod));
 	int err;
 
-	devwait_next(w, 63, NULL, NULL);
+	hwt__devwait_next(w, 63, NULL, NULL);
 	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
 	 * to the sync before writing, so everything before it has executed. */
 	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
-		err = devwait_step(w, false);
+		err = hwt__devwait_step(w, false);
 		if (err)
 			return err;
 	}
@@ -551,18 +445,18 @@ static int poll_until_msi(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_p
 }
 
 /* w: the call's waits, whose deadline a space wait may already have set. */
-static int wait_for_sync(struct hwt_cmdq *q, struct devwait *w, uint32_t sync_prod)
+static int wait_for_sync(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod)
 {
 	uint32_t cons = 0;
 	int err = q->msipoll ? poll_until_msi(q, w, sync_prod, &cons)
 			     : poll_until_consumed(q, w, sync_prod, &cons);
 
 	if (err) {
-		char buf[VERDICT_LEN];
+		char buf[HWT__VERDICT_LEN];
 
 		hwt__cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
-			      verdict(q, err, buf), sync_prod, hwt__reg_read_prod(q->regs),
-			      hwt__reg_read_cons(q->regs));
+			      hwt__cmdq_verdict(q, err, buf), sync_prod,
+			      hwt__reg_q_read_prod(q->regs, q->qi), hwt__reg_q_read_cons(q->regs, q->qi));
 		cons = read_cons(q); /* never beyond what the device consumed */
 	}
 	leave(q, cons);
@@ -591,12 +485,12 @@ uint64_t hwt_cmdq_thread_cas_retries(void)
  *   ordered by their reservation.
  */
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
-		     bool *inserted, uint64_t deadline)
+		     bool *inserted, uint64_t deadline, uint32_t *end)
 {
 	const unsigned shift = q->shift;
 	/* The call's waits: first for space, a clock read per 64 polls; the
 	 * deadline the caller's, or (0) set at the first slow step. */
-	struct devwait w = { .q = q, .deadline = deadline, .every = 63 };
+	struct hwt__devwait w = { .q = q, .deadline = deadline, .every = 63 };
 	struct hwt__backoff full = { 0 };
 	uint64_t old, head;
 	uint32_t prod, sprod, eprod, k = n + sync;
@@ -642,6 +536,8 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 	owner = !(llq_prod(old) & HWT__Q_OWNED);
 	sprod = llq_prod(old) & ~HWT__Q_OWNED;
 	eprod = llq_prod(head) & ~HWT__Q_OWNED;
+	if (end)
+		*end = eprod; /* the caller's per-thread record (queues.c) */
 
 	/* 2. Write the commands, then the CMD_SYNC (already registered: nobody
 	 *    moves the shadow cons past its slot while it waits). */
@@ -683,7 +579,7 @@ int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32
 		}
 
 		/* d. Publish to the device (R_PROD, with the doorbell). */
-		hwt__reg_write_prod(q->regs, prod);
+		hwt__reg_q_write_prod(q->regs, q->qi, prod);
 
 		/* e. Hand over to the next owner only now (R_OWNER: pairs with
 		 *    A_OWNER). */

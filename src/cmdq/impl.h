@@ -3,12 +3,26 @@
  * Inside the driver side: the queue object, shared by the files of
  * src/cmdq.  Each file calls only files below it (no loop):
  *
- *   issue.c    hwt_cmdq_issue, the batch      -> calib.c, cmdq.c
+ *   issue.c    hwt_cmdq_issue, the batch      -> queues.c, calib.c, cmdq.c
+ *   queues.c   several queues: the queue of a call, the per-thread record,
+ *              hwt_cmdq_sync across queues   -> percpu.c, cmdq.c, support.c
  *   calib.c    auto mode (measure, choose)    -> cmdq.c, support.c
  *   setup.c    create/destroy, options, the GERROR handler, info
+ *                                             -> queues.c, percpu.c, support.c
+ *   percpu.c   the rseq path: insertion (arch/rseq.h), per-thread MSI
+ *              words, CONS waits with the idle rule -> wait.c, support.c
+ *   cmdq.c     the shared path: the lock-free insertion and CMD_SYNC waits
+ *                                             -> wait.c, support.c
+ *   wait.c     a call's waits on the device (deadline, spin, yield, sleep)
  *                                             -> support.c
- *   cmdq.c     the lock-free insertion and CMD_SYNC waits -> support.c
  *   support.c  log, backoff, MSI capability   (calls none)
+ *
+ * Several queues (options.queues > 1): the object is queue 0, a struct
+ * hwt_cmdq like the others, and holds the configuration, the log, the info
+ * and `mq` (queues.c); queue i is sub[i] (sub[0] is the object), with its
+ * own memory, DMA mapping, registers (hwt__reg_q_*(regs, qi)) and shadow
+ * state, and `top` back to the object.  One path for all of them, decided
+ * at create (mq->rseq).
  *
  * The device is reached only through src/bus (bus.h, regs.h, queue.h).
  */
@@ -25,6 +39,7 @@
 
 #include "bus/bus.h"
 #include "bus/queue.h"
+#include "bus/regs.h"
 #include "common/cacheline.h"
 #include "common/ratelimit.h"
 
@@ -69,6 +84,15 @@ struct hwt_cmdq {
 	struct hwt_cmdq_info info;
 	pthread_mutex_t log_lock;  /* log_rl: producers and the device's GERROR handler log */
 	struct hwt__ratelimit log_rl; /* the default log's (stderr, no hook) */
+
+	/* Several queues (read-only after create).  A single queue: top is
+	 * the object itself, qi 0, nq 1, sub and mq NULL. */
+	struct hwt_cmdq *top;     /* the object: log, info, configuration */
+	unsigned qi;              /* this queue's index: its registers */
+	bool mapped;              /* mem is DMA-mapped at iova */
+	unsigned nq;              /* the object's queue count */
+	struct hwt_cmdq **sub;    /* the object's queues, sub[0] = the object */
+	struct hwt__cmdq_mq *mq;  /* the object's per-thread records, rseq rings */
 };
 
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
@@ -81,6 +105,137 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 		       offsetof(struct hwt_cmdq, shift) - offsetof(struct hwt_cmdq, space_evt) >=
 			       HWT__CACHELINE,
 	       "each of the producers' hot words has a line of its own");
+
+/* --- several queues (queues.c, percpu.c) ------------------------------------ */
+
+struct hwt__rseq_ring;
+struct hwt__cmdq_anchor;
+
+/*
+ * A thread's record for one object (docs/percpu-queues.md, section 2):
+ * for each queue it used since its last sync, the PROD value its last
+ * insertion there stored (bit i of used, prod[i]).  Thread-local while a
+ * thread holds it (plain accesses, no atomics); the object's pool keeps it
+ * between threads (queues.c).  Bounded by NUMQ (at most 256 queues: 1 KiB
+ * and 32 bytes), so no overflow case.  With the rseq path it also holds
+ * the thread's MSI word (percpu.c).
+ */
+struct hwt__cmdq_rec {
+	struct hwt__cmdq_rec *tnext;      /* the thread's records (queues.c) */
+	struct hwt__cmdq_rec *pnext;      /* the object's pool (queues.c) */
+	struct hwt__cmdq_anchor *anchor;  /* the object it belongs to */
+	_Atomic uint32_t *word;           /* MSI target: 4 bytes, a line of its own */
+	uint64_t word_iova;
+	uint32_t sync_seq;                /* MSIDATA of the last CMD_SYNC */
+	unsigned nused;                   /* set bits in used */
+	uint64_t used[HWT__NUMQ_MAX / 64];
+	uint32_t prod[];                  /* nq */
+};
+
+struct hwt__cmdq_wchunk; /* a DMA-mapped chunk of MSI words (percpu.c) */
+
+struct hwt__cmdq_mq {
+	bool rseq;                        /* the rseq path (else the shared one) */
+	struct hwt__rseq_ring *rings;     /* nq, the rseq path's view of the queues */
+	struct hwt__cmdq_anchor *anchor;  /* records find the object through it */
+	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
+	struct hwt__cmdq_wchunk *chunks;  /* MSI words (hwt__cmdq_glock) */
+	unsigned chunk_used;              /* words taken from chunks (the first) */
+};
+
+/* The record says: queue i holds this thread's entries up to e (set), or
+ * none it still owes a sync for (clear).  Thread-local, plain accesses. */
+static inline void hwt__cmdq_rec_set(struct hwt__cmdq_rec *r, unsigned i, uint32_t e)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (!(r->used[i / 64] & bit)) {
+		r->used[i / 64] |= bit;
+		r->nused++;
+	}
+	r->prod[i] = e;
+}
+
+static inline void hwt__cmdq_rec_clear(struct hwt__cmdq_rec *r, unsigned i)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (r->used[i / 64] & bit) {
+		r->used[i / 64] &= ~bit;
+		r->nused--;
+	}
+}
+
+/* queues.c.  The calling thread's record for q (nq > 1), created on first
+ * use; NULL: -ENOMEM. */
+struct hwt__cmdq_rec *hwt__cmdq_rec(struct hwt_cmdq *q);
+/* The queue a call on this CPU uses: cpu % nq (cpu from rseq or sched_getcpu). */
+unsigned hwt__cmdq_pick(const struct hwt_cmdq *q);
+/* Create and destroy the records' side of an object (setup.c). */
+int hwt__cmdq_mq_init(struct hwt_cmdq *q);
+void hwt__cmdq_mq_fini(struct hwt_cmdq *q);
+/* Issue on an object of several queues (issue.c): as hwt__cmdq_insert. */
+int hwt__cmdq_mq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
+		       bool *inserted);
+/* hwt_cmdq_sync on an object of several queues. */
+int hwt__cmdq_mq_sync(struct hwt_cmdq *q);
+/* The lock of the records' cold paths (thread exit, destroy, MSI words). */
+void hwt__cmdq_glock(void);
+void hwt__cmdq_gunlock(void);
+
+/* percpu.c.  Insert on the queue of this CPU through hwt__rseq_insert,
+ * record it in rec, and with sync wait for the CMD_SYNC (an MSI into the
+ * thread's word, or CONS).  *qi: the queue committed to; *inserted as for
+ * hwt__cmdq_insert.  deadline: as for hwt__cmdq_insert (0: at the first wait). */
+int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
+			 const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync, bool *inserted,
+			 uint64_t *deadline, unsigned *qi);
+/* Wait until queue qi's CONS has reached e (wrap compare and the idle rule,
+ * docs section 3).  *deadline: the call's, 0 until its first wait. */
+int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline);
+/* Rings and MSI words of the rseq path (setup.c); fini after the queues
+ * are disabled (the device may still write a word until then). */
+int hwt__cmdq_rseq_init(struct hwt_cmdq *q);
+void hwt__cmdq_rseq_fini(struct hwt_cmdq *q);
+/* The MSI words, and a record's fresh word (queues.c, under the glock). */
+int hwt__cmdq_word_take(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec);
+
+/* --- a call's waits on the device (wait.c) ------------------------------- */
+
+/*
+ * The waits of one call on the device (for space, then for its CMD_SYNC):
+ * one deadline for them all, taken at the call's first slow step (so the
+ * fast path reads no clock), so that a call gives up timeout_ns after it
+ * first waited however its waits add up.  Each wait spins for spin_ns from
+ * its own first slow step, then sleeps: on the SEV event word when the
+ * device signals events for this wait, else with a growing nanosleep.
+ * `waiting` re-checks the condition for the event sleep (see
+ * hwt__reg_wait_event).  q: the queue waited on (its enable says -ENODEV).
+ */
+struct hwt__devwait {
+	struct hwt_cmdq *q;
+	uint64_t deadline;     /* the call's; 0 until its first slow step */
+	uint64_t start;        /* this wait's first slow step; 0 until then */
+	uint64_t sleep_ns;
+	unsigned polls, every; /* read the clock every `every + 1` polls */
+	unsigned yields;
+	bool (*waiting)(void *arg);
+	void *arg;
+};
+#define HWT__CMDQ_SPIN_ONLY_NS 2000 /* device waits: pure spinning before yielding */
+/* The call's next wait: its own spin and sleep phases, the call's deadline. */
+void hwt__devwait_next(struct hwt__devwait *w, unsigned every, bool (*waiting)(void *arg),
+		       void *arg);
+/* The clock read of a wait's slow step: sets the call's deadline and this
+ * wait's start at the first one.  0 with *now, or -ETIMEDOUT past the
+ * deadline, or -ENODEV when the device no longer consumes the queue. */
+int hwt__devwait_check(struct hwt__devwait *w, uint64_t *now);
+/* Returns 0 to poll again, -ETIMEDOUT or -ENODEV to give up. */
+int hwt__devwait_step(struct hwt__devwait *w, bool use_events);
+/* A failed wait's log word: "timeout", or after -ENODEV "aborted, " and
+ * why the queue is off (support.c), in buf. */
+#define HWT__VERDICT_LEN 96
+const char *hwt__cmdq_verdict(const struct hwt_cmdq *q, int err, char buf[HWT__VERDICT_LEN]);
 
 /* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -109,9 +264,10 @@ void hwt__backoff_wait(struct hwt__backoff *b);
  * before it (the space wait) inserted nothing.  deadline: the public call's
  * (hwt__now_ns() clock), when an earlier step of the call (the first-use
  * measurement) already started it, or 0: timeout_ns from this insertion's
- * first wait on the device. */
+ * first wait on the device.  *end (if non-NULL): the PROD value after the
+ * call's entries, for the per-thread record (queues.c). */
 int hwt__cmdq_insert(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync,
-		     bool *inserted, uint64_t deadline);
+		     bool *inserted, uint64_t deadline, uint32_t *end);
 /* Auto mode's first use (calib.c): one thread measures, the others wait.
  * 0, or the error of the measurement this call ran or waited for (then the
  * queue stays unmeasured and a later use tries again).  *deadline: if this

@@ -20,6 +20,8 @@ static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n
 		return -EINVAL;
 	if (n + sync == 0)
 		return 0;
+	if (q->nq > 1) /* several queues (no auto mode): queues.c */
+		return hwt__cmdq_mq_issue(q, cmds, n, sync, inserted);
 	/* A_CALIB: pairs with R_CALIB. */
 	calib = atomic_load_explicit(&q->calib, memory_order_acquire);
 	if (calib != CALIB_NONE && calib != CALIB_DONE) { /* PENDING or RUNNING, any generation */
@@ -28,7 +30,7 @@ static int issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n
 		if (err)
 			return err; /* nothing inserted; a later use measures */
 	}
-	return hwt__cmdq_insert(q, cmds, n, sync, inserted, deadline);
+	return hwt__cmdq_insert(q, cmds, n, sync, inserted, deadline, NULL);
 }
 
 int hwt_cmdq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, unsigned n, bool sync)
@@ -48,6 +50,8 @@ int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmd)
 
 int hwt_cmdq_sync(struct hwt_cmdq *q)
 {
+	if (q && q->nq > 1) /* every queue this thread used: queues.c */
+		return hwt__cmdq_mq_sync(q);
 	return hwt_cmdq_issue(q, NULL, 0, true);
 }
 

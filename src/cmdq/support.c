@@ -19,15 +19,19 @@ static void print_suppressed(uint64_t missed)
 		fprintf(stderr, "hwtune: cmdq: %llu messages suppressed\n", (unsigned long long)missed);
 }
 
-void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...)
+void hwt__cmdq_log(struct hwt_cmdq *sq, const char *fmt, ...)
 {
+	struct hwt_cmdq *q = sq->top; /* the object: its hook, its rate limit */
 	uint64_t missed;
 	char msg[256];
+	int len = 0;
 	va_list ap;
 	bool ok;
 
+	if (q->nq > 1) /* which queue */
+		len = snprintf(msg, sizeof(msg), "queue %u: ", sq->qi);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(msg + len, sizeof(msg) - (size_t)len, fmt, ap);
 	va_end(ap);
 	if (q->log) {
 		q->log(q->log_ctx, msg);
@@ -66,6 +70,6 @@ bool hwt__cmdq_msi_capable(const struct hwt_cmdq *q)
 
 const char *hwt__cmdq_not_running(const struct hwt_cmdq *q)
 {
-	return hwt__reg_cr0_acted(q->regs) ? "device stopped or destroyed"
+	return hwt__reg_q_en_acted(q->regs, q->qi) ? "device stopped or destroyed"
 					   : "device not started (it never acted on the queue's enable)";
 }

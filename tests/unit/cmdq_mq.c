@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Several command queues (options.queues): the options refused, the info,
+ * producers pinned to CPUs (exactly once, order per queue), hwt_cmdq_sync
+ * after a migration (it must cover the queue the thread left), an error
+ * that stops its own queue only, the per-thread records (back to the pool
+ * at thread exit, a thread outliving its object), and on the rseq path the
+ * MSI word retired after a wait that gave up.  Each test runs on whichever
+ * path this process gets (rseq natively; GLIBC_TUNABLES=glibc.pthread.rseq=0
+ * gives the shared path) and checks info.insert_path against it.
+ */
+#include "harness/harness.h"
+#include "harness/mqrig.h"
+
+#include <hwtune/smmu_model.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/rseq.h"
+#include "cmdq/impl.h"
+#include "device/impl.h"
+
+static unsigned ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* Pin the calling thread to cpu; false if it cannot run there. */
+static bool pin(unsigned cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		return false;
+	return sched_getcpu() == (int)cpu;
+}
+
+static void need_cpus(unsigned n)
+{
+	if (ncpus() < n || !pin(n - 1) || !pin(0))
+		SKIP("needs %u CPUs this process may run on", n);
+}
+
+/* The path an object of `queues` queues (== possible CPUs) gets here. */
+static const char *expected_path(void)
+{
+	return hwt__rseq_unavailable() ? "shared" : "rseq";
+}
+
+static struct hwt_smmu_dev *dev_nq(unsigned numq)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt__dev_create_nq(&dev, &dc, numq));
+	return dev;
+}
+
+TEST(create_refuses_bad_queue_options)
+{
+	struct hwt_smmu_dev *dev = dev_nq(2);
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_cmdq *q;
+
+	hwt_cmdq_options_default(&o);
+	o.queues = 3; /* more than NUMQ */
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	o.queues = 2;
+	o.auto_poll = true; /* measures one queue */
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
+	o.queues = HWT_CMDQ_QUEUES_PER_CPU;
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), ncpus() > 1 ? -EINVAL : 0);
+	if (ncpus() == 1)
+		hwt_cmdq_destroy(q);
+	o.auto_poll = false;
+	o.queues = 2;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	ASSERT_EQ(hwt_cmdq_calibrate(q), -EINVAL); /* one queue's measurement */
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_EQ(info.queues, 2);
+	hwt_cmdq_destroy(q);
+	o.queues = 1;
+	o.auto_poll = true; /* one queue: as before */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_destroy(q);
+	hwt_smmu_dev_destroy(dev);
+}
+
+TEST(info_says_queues_and_insert_path)
+{
+	unsigned n = ncpus();
+	struct hwt_smmu_dev *dev = dev_nq(n + 1 < HWT__NUMQ_MAX ? n + 1 : HWT__NUMQ_MAX);
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
+	struct hwt_cmdq *q;
+	char want[64];
+
+	hwt_cmdq_options_default(&o);
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* queues 0: one queue */
+	hwt_cmdq_get_info(q, &info);
+	ASSERT_EQ(info.queues, 1);
+	ASSERT_STR_EQ(info.insert_path, "shared");
+	ASSERT_STR_EQ(info.insert_path_reason, "one queue");
+	hwt_cmdq_destroy(q);
+
+	o.queues = HWT_CMDQ_QUEUES_PER_CPU; /* one per possible CPU */
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+	hwt_cmdq_get_info(q, &info);
+	TLOG("per CPU: %u queues, %s: %s", info.queues, info.insert_path, info.insert_path_reason);
+	ASSERT_EQ(info.queues, n);
+	if (n > 1) {
+		ASSERT_STR_EQ(info.insert_path, expected_path());
+		if (hwt__rseq_unavailable())
+			ASSERT_STR_EQ(info.insert_path_reason, hwt__rseq_unavailable());
+	}
+	hwt_cmdq_destroy(q);
+
+	if (n + 1 <= HWT__NUMQ_MAX) { /* more queues than CPUs: shared */
+		o.queues = n + 1;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		hwt_cmdq_get_info(q, &info);
+		TLOG("%u: %s: %s", info.queues, info.insert_path, info.insert_path_reason);
+		ASSERT_EQ(info.queues, n + 1);
+		ASSERT_STR_EQ(info.insert_path, "shared");
+		snprintf(want, sizeof(want), "%u queues for %u possible CPUs", n + 1, n);
+		ASSERT_TRUE(strstr(info.insert_path_reason, want));
+		hwt_cmdq_destroy(q);
+	}
+	hwt_smmu_dev_destroy(dev);
+
+	/* A device of one queue: per CPU takes it, and says why. */
+	if (n > 1) {
+		dev = dev_nq(1);
+		o.queues = HWT_CMDQ_QUEUES_PER_CPU;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		hwt_cmdq_get_info(q, &info);
+		TLOG("%u: %s: %s", info.queues, info.insert_path, info.insert_path_reason);
+		ASSERT_EQ(info.queues, 1);
+		ASSERT_STR_EQ(info.insert_path, "shared");
+		ASSERT_TRUE(strstr(info.insert_path_reason, "the device has no more"));
+		hwt_cmdq_destroy(q);
+		hwt_smmu_dev_destroy(dev);
+	}
+	/* A device with fewer queues than CPUs: per CPU takes what it has. */
+	if (n > 2) {
+		dev = dev_nq(2);
+		o.queues = HWT_CMDQ_QUEUES_PER_CPU;
+		ASSERT_OK(hwt_cmdq_create(&q, dev, &o));
+		hwt_cmdq_get_info(q, &info);
+		TLOG("%u: %s: %s", info.queues, info.insert_path, info.insert_path_reason);
+		ASSERT_EQ(info.queues, 2);
+		ASSERT_STR_EQ(info.insert_path, "shared");
+		ASSERT_TRUE(strstr(info.insert_path_reason, "the device has no more"));
+		hwt_cmdq_destroy(q);
+		hwt_smmu_dev_destroy(dev);
+	}
+}
+
+/* --- producers pinned to CPUs ------------------------------------------------ */
+
+struct prod {
+	struct mqrig *r;
+	unsigned id, cpu, calls;
+	int err;
+	char why[160];
+};
+
+static void *pinned(void *arg)
+{
+	struct prod *p = arg;
+	struct hwt_cmdq_cmd cmds[8];
+	uint64_t seq = 0;
+
+	if (!pin(p->cpu)) {
+		snprintf(p->why, sizeof(p->why), "cannot pin to CPU %u", p->cpu);
+		p->err = -EPERM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < p->calls && !p->err; i++) {
+		unsigned n = 1 + i % 6;
+		bool sync = i % 3 == 2;
+
+		mqrig_cmds(p->r, p->id, seq, cmds, n);
+		p->err = hwt_cmdq_issue(p->r->q, cmds, n, sync);
+		seq += n;
+		/* Its CMD_SYNC: everything of this call has executed. */
+		if (!p->err && sync && !mqrig_done(p->r, p->id, seq - 1))
+			snprintf(p->why, sizeof(p->why), "sync returned before seq %llu",
+				 (unsigned long long)(seq - 1));
+	}
+	if (!p->err)
+		p->err = hwt_cmdq_sync(p->r->q);
+	if (!p->err && atomic_load_explicit(&p->r->executed[p->id], memory_order_relaxed) != seq)
+		snprintf(p->why, sizeof(p->why), "hwt_cmdq_sync returned with %llu of %llu executed",
+			 (unsigned long long)atomic_load(&p->r->executed[p->id]),
+			 (unsigned long long)seq);
+	return NULL;
+}
+
+static void run_pinned(unsigned numq, unsigned queues, bool disable_msi)
+{
+	struct mqrig_opt opt = { .numq = numq, .queues = queues, .disable_msi = disable_msi };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct prod p[4];
+	pthread_t t[4];
+	struct hwt_cmdq_info info;
+
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	hwt_cmdq_get_info(r->q, &info);
+	TLOG("numq %u, queues %u%s: %u queues, %s (%s)", numq, queues, disable_msi ? ", CONS" : "",
+	     info.queues, info.insert_path, info.insert_path_reason);
+	for (unsigned i = 0; i < 4; i++) {
+		p[i] = (struct prod){ .r = r, .id = i, .cpu = i % ncpus(), .calls = 3000 };
+		ASSERT_OK(pthread_create(&t[i], NULL, pinned, &p[i]));
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (unsigned i = 0; i < 4; i++) {
+		if (p[i].why[0])
+			TLOG("producer %u: %s", i, p[i].why);
+		ASSERT_OK(p[i].err);
+		ASSERT_FALSE(p[i].why[0]);
+	}
+	for (unsigned i = 0; i < r->nq && i < MQRIG_MAXQ; i++)
+		TLOG("queue %u: %llu commands", i, (unsigned long long)atomic_load(&r->per_queue[i]));
+	if (mqrig_violation(r))
+		TLOG("%s", mqrig_violation(r));
+	ASSERT_FALSE(mqrig_violation(r));
+	mqrig_down(r);
+	free(r);
+}
+
+TEST_TIMEOUT(pinned_producers_exactly_once_in_order_per_cpu_queues, 60)
+{
+	run_pinned(ncpus(), HWT_CMDQ_QUEUES_PER_CPU, false);
+	run_pinned(ncpus(), HWT_CMDQ_QUEUES_PER_CPU, true);
+}
+
+TEST_TIMEOUT(pinned_producers_exactly_once_in_order_2_and_3_queues, 60)
+{
+	run_pinned(4, 2, false);
+	run_pinned(4, 3, false);
+	run_pinned(4, 3, true);
+}
+
+/* --- a sync after a migration ---------------------------------------------- */
+
+static void migration(bool disable_msi)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .disable_msi = disable_msi,
+				 .timeout_ns = 200000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt_cmdq_cmd gate;
+	struct hwt_cmdq_info info;
+	int err;
+
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	hwt_cmdq_get_info(r->q, &info);
+	TLOG("%s path%s", info.insert_path, disable_msi ? ", CONS polling" : "");
+	atomic_store(&r->gate, 1);
+	mqrig_gate_cmd(&gate);
+	ASSERT_TRUE(pin(0));
+	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held */
+	ASSERT_TRUE(pin(1));
+	/* Queue 1's own CMD_SYNC completes; the command on queue 0 has not
+	 * executed, so the sync must not return 0. */
+	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
+	ASSERT_TRUE(atomic_load(&r->gate_tries) > 0); /* it did reach the device */
+	ASSERT_EQ(atomic_load(&r->gate_passed), 0);
+	atomic_store(&r->gate, 0);
+	/* Still on CPU 1: queue 0 stayed in the record.  A loaded machine may
+	 * take longer than one timeout to run it: a few tries. */
+	for (unsigned i = 0; i < 10 && (err = hwt_cmdq_sync(r->q)) == -ETIMEDOUT; i++)
+		TLOG("sync after the gate opened: try %u timed out", i);
+	if (err)
+		TLOG("%s", r->log.text);
+	ASSERT_OK(err);
+	ASSERT_EQ(atomic_load(&r->gate_passed), 1);
+	ASSERT_OK(hwt_cmdq_sync(r->q)); /* nothing left */
+	mqrig_down(r);
+	free(r);
+}
+
+TEST(sync_after_migration_covers_the_queue_left_msi)
+{
+	need_cpus(2);
+	migration(false);
+}
+
+TEST(sync_after_migration_covers_the_queue_left_cons)
+{
+	need_cpus(2);
+	migration(true);
+}
+
+/* An error (here a fetch abort that repeats) holds up its own queue only. */
+TEST(error_on_one_queue_leaves_the_others_running)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 2000000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt_cmdq_cmd gate, c;
+
+	need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	atomic_store(&r->gate, 1);
+	mqrig_gate_cmd(&gate);
+	ASSERT_TRUE(pin(0));
+	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false));
+	ASSERT_TRUE(pin(1));
+	for (unsigned i = 0; i < 100; i++) {
+		mqrig_cmds(r, 0, i, &c, 1);
+		ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, true)); /* queue 1 runs on */
+		ASSERT_TRUE(mqrig_done(r, 0, i));
+	}
+	ASSERT_EQ(atomic_load(&r->gate_passed), 0);
+	ASSERT_TRUE(logged(&r->log, "queue 0: CMDQ error"));
+	ASSERT_FALSE(logged(&r->log, "queue 1: CMDQ error"));
+	atomic_store(&r->gate, 0);
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(atomic_load(&r->gate_passed), 1);
+	ASSERT_FALSE(mqrig_violation(r));
+	mqrig_down(r);
+	free(r);
+}
+
+/* --- per-thread records ------------------------------------------------------ */
+
+static void *one_issue(void *arg)
+{
+	struct mqrig *r = arg;
+	struct hwt_cmdq_cmd c;
+	static _Atomic uint64_t seq;
+
+	mqrig_cmds(r, 1, atomic_fetch_add(&seq, 1), &c, 1);
+	return (void *)(intptr_t)hwt_cmdq_issue(r->q, &c, 1, false); /* exits owing a sync */
+}
+
+static unsigned pool_len(struct hwt_cmdq *q)
+{
+	unsigned n = 0;
+
+	hwt__cmdq_glock();
+	for (struct hwt__cmdq_rec *r = q->mq->pool; r; r = r->pnext)
+		n++;
+	hwt__cmdq_gunlock();
+	return n;
+}
+
+TEST(records_go_back_to_the_pool_at_thread_exit)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2 };
+	struct mqrig *r = malloc(sizeof(*r));
+	void *ret;
+
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	for (unsigned i = 0; i < 50; i++) {
+		pthread_t t;
+
+		ASSERT_OK(pthread_create(&t, NULL, one_issue, r));
+		pthread_join(t, &ret);
+		ASSERT_OK((int)(intptr_t)ret);
+		ASSERT_EQ(pool_len(r->q), 1); /* one record, reused by each thread */
+	}
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(atomic_load(&r->executed[1]), 50);
+	mqrig_down(r);
+	free(r);
+}
+
+struct holder {
+	struct mqrig *r;
+	pthread_barrier_t b;
+	int err;
+};
+
+static void *hold(void *arg)
+{
+	struct holder *h = arg;
+	struct hwt_cmdq_cmd c;
+
+	mqrig_cmds(h->r, 2, 0, &c, 1);
+	h->err = hwt_cmdq_issue(h->r->q, &c, 1, true);
+	pthread_barrier_wait(&h->b); /* issued */
+	pthread_barrier_wait(&h->b); /* the object is gone: exit with its record */
+	return NULL;
+}
+
+/* A thread that outlives the object frees its record at exit; a new
+ * object at the same address gets a record of its own. */
+TEST(a_thread_outliving_its_object)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct holder h = { .r = r };
+	struct hwt_cmdq_cmd c;
+	pthread_t t;
+
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	pthread_barrier_init(&h.b, NULL, 2);
+	ASSERT_OK(pthread_create(&t, NULL, hold, &h));
+	pthread_barrier_wait(&h.b);
+	ASSERT_OK(h.err);
+	mqrig_cmds(r, 3, 0, &c, 1);
+	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false)); /* this thread has one too */
+	mqrig_down(r);
+	pthread_barrier_wait(&h.b);
+	pthread_join(t, NULL);
+	mqrig_up(r, &opt); /* a new object; this thread's old record is dropped */
+	mqrig_cmds(r, 3, 0, &c, 1);
+	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, true));
+	ASSERT_EQ(hwt__cmdq_rec(r->q)->nused, 0);
+	mqrig_down(r);
+	pthread_barrier_destroy(&h.b);
+	free(r);
+}
+
+TEST(the_record_follows_issue_and_sync)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt__cmdq_rec *rec;
+	struct hwt_cmdq_cmd c;
+
+	need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	ASSERT_OK(hwt_cmdq_sync(r->q)); /* an empty record: a CMD_SYNC on this CPU's queue */
+	rec = hwt__cmdq_rec(r->q);
+	ASSERT_EQ(rec->nused, 0);
+	ASSERT_TRUE(pin(0));
+	mqrig_cmds(r, 0, 0, &c, 1);
+	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
+	ASSERT_EQ(rec->nused, 1);
+	ASSERT_TRUE(rec->used[0] & 1);
+	ASSERT_TRUE(pin(1));
+	mqrig_cmds(r, 0, 1, &c, 1);
+	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
+	ASSERT_EQ(rec->nused, 2);
+	mqrig_cmds(r, 0, 2, &c, 1);
+	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, true)); /* covers queue 1 only */
+	ASSERT_EQ(rec->nused, 1);
+	ASSERT_TRUE(rec->used[0] & 1);
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(rec->nused, 0);
+	ASSERT_EQ(atomic_load(&r->executed[0]), 3);
+	mqrig_down(r);
+	free(r);
+}
+
+/* rseq path, MSI polling: a wait that gives up retires the thread's word
+ * (a late MSI may still land in it); the next sync uses a fresh one. */
+TEST(rseq_word_retired_after_a_timeout)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 100000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt__cmdq_rec *rec;
+	_Atomic uint32_t *old;
+	uint32_t seq;
+
+	need_cpus(2);
+	if (hwt__rseq_unavailable())
+		SKIP("shared path here: %s", hwt__rseq_unavailable());
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	ASSERT_TRUE(pin(0));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	rec = hwt__cmdq_rec(r->q);
+	old = rec->word;
+	ASSERT_TRUE(old);
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	seq = rec->sync_seq + 1; /* the MSIDATA of the sync that gives up */
+	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
+	ASSERT_TRUE(rec->word && rec->word != old);
+	ASSERT_TRUE(logged(&r->log, "CMD_SYNC timeout"));
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	ASSERT_OK(hwt_cmdq_sync(r->q)); /* after the abandoned one, same queue */
+	ASSERT_EQ(atomic_load(old), seq); /* the late MSI, into the retired word */
+	ASSERT_EQ(atomic_load(rec->word), rec->sync_seq);
+	mqrig_down(r);
+	free(r);
+}
