@@ -43,10 +43,11 @@ tap_ok "--queues 0 (one queue, as the library's 0) is accepted" q_ok 0
 tap_ok "--queues 1 is accepted" q_ok 1
 tap_ok "--queues 256, the documented bound, is accepted" q_ok 256
 tap_ok "--queues per-cpu is accepted" q_ok per-cpu
-usage "--queues 257: one past the bound" "--queues: invalid value '257' (too large; expected a decimal number in 0..256, or per-cpu)" \
+range="expected a decimal number in 0..256, or per-cpu)"
+usage "--queues 257: one past the bound" "--queues: invalid value '257' (too large; $range" \
 	--queues 257 --help
-usage "--queues x names the value and the word" "--queues: invalid value 'x' (not a decimal number; expected a decimal number in 0..256, or per-cpu)" \
-	--queues x --help
+usage "--queues x names the value and the word" \
+	"--queues: invalid value 'x' (not a decimal number; $range" --queues x --help
 usage "--queues '' is refused" "--queues: invalid value '' (empty;" --queues "" --help
 usage "--queues=-1: no sign" "--queues: invalid value '-1'" --queues=-1 --help
 usage "--queues 0x2: no hex" "--queues: invalid value '0x2'" --queues 0x2 --help
