@@ -78,4 +78,34 @@ else
 	tap_skip "--queues over the device's queues" "256 possible CPUs: the parser's bound is the device's"
 fi
 
+# --- several queues, measured ------------------------------------------------
+if [ "$ncpu" -ge 2 ]; then
+	tap_run cmdq --queues 2 --threads 4 --batch 8 --syncs 64 --json
+	tap_ok "--queues 2 --threads 4 completes, \"queues\": 2" ok_has "$(qkeys 2)" '"threads": 4'
+	tap_run cmdq --queues 2 --threads 4 --syncs 64
+	tap_ok "--queues 2, text: 'queues 2, insert path ...'" \
+		ok_has '^  queues 2, insert path (rseq|shared) \(.+\)$'
+else
+	tap_skip "--queues 2 --threads 4 (JSON)" "one possible CPU: the device has one queue"
+	tap_skip "--queues 2 --threads 4 (text)" "one possible CPU: the device has one queue"
+fi
+
+tap_run cmdq --queues per-cpu --threads 2 --syncs 64 --poll msi --json
+cp "$out" "$tap_dir/percpu.json"
+tap_ok "--queues per-cpu: one queue per possible CPU ($ncpu)" ok_has "$(qkeys "$ncpu")"
+# rseq where glibc registered it (x86_64, aarch64 natively); the library
+# names why not (qemu-user, an old glibc, riscv64): skip by that name.
+if ok_has '"insert_path": "rseq"'; then
+	tap_ok "--queues per-cpu: the rseq path" true
+elif has "\"insert_path_reason\": \"[^\"]*($NO_RSEQ)"; then
+	why=$(sed -n 's/.*"insert_path_reason": "\([^"]*\)".*/\1/p' "$tap_dir/percpu.json")
+	tap_skip "--queues per-cpu: the rseq path" "$why"
+else
+	tap_ok "--queues per-cpu: the rseq path (or a reason naming why not)" false
+fi
+tap_run_env GLIBC_TUNABLES=glibc.pthread.rseq=0 cmdq --queues per-cpu --threads 2 --syncs 64 \
+	--poll msi --json
+tap_ok "GLIBC_TUNABLES=glibc.pthread.rseq=0, --queues per-cpu: the shared path" \
+	ok_has "$(qkeys "$ncpu")" '"insert_path": "shared"'
+
 tap_end
