@@ -53,35 +53,40 @@ void cli_cmd_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool cli_parse_dec(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
-		   uint64_t *out)
+const char *cli_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	const char *why = NULL;
 	uint64_t v = 0;
 
 	/* Digits only: strtoull would skip blanks, take a sign and read 0x. */
 	if (!*s)
-		why = "empty";
-	for (const char *p = s; *p && !why; p++) {
+		return "empty";
+	for (const char *p = s; *p; p++) {
 		unsigned d = (unsigned)(*p - '0');
 
 		if (*p < '0' || *p > '9')
-			why = "not a decimal number";
-		else if (v > (UINT64_MAX - d) / 10)
-			why = "too large";
-		else
-			v = v * 10 + d;
+			return "not a decimal number";
+		if (v > (UINT64_MAX - d) / 10)
+			return "too large";
+		v = v * 10 + d;
 	}
-	if (!why && v < min)
-		why = "too small";
-	if (!why && v > max)
-		why = "too large";
+	if (v < min)
+		return "too small";
+	if (v > max)
+		return "too large";
+	*out = v;
+	return NULL;
+}
+
+bool cli_parse_dec(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+		   uint64_t *out)
+{
+	const char *why = cli_dec(s, min, max, out);
+
 	if (why) {
 		cli_cmd_error(cmd, "%s: invalid value '%s' (%s; expected a decimal number in %llu..%llu)",
 			      opt, cli_value(s), why, (unsigned long long)min, (unsigned long long)max);
 		return false;
 	}
-	*out = v;
 	return true;
 }
 

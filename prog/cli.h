@@ -28,6 +28,12 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "<prog> <cmd>: <msg>\n" ("<prog>: <msg>" when cmd is NULL). */
 void cli_cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
+ * The checks of cli_parse_dec without its message: NULL and *out set, or
+ * why s is refused ("empty", "not a decimal number", "too small", "too
+ * large"; *out untouched), for options that take a word as well.
+ */
+const char *cli_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/*
  * Parse an unsigned decimal value of option `opt` within [min, max]: digits
  * only (no sign, blank or 0x; leading zeros are decimal, "010" is ten).  On
  * failure print "<prog>[ <cmd>]: <opt>: invalid value '<s>' (<why>, expected

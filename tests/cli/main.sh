@@ -240,7 +240,8 @@ tap_ok "--format=prom exits 0" status_is 0
 tap_ok "--format=prom parses (samples, HELP and TYPE for each)" prom_ok "$tap_dir/main.prom"
 tap_ok "--format=prom has the documented gauges" \
 	ok_has 'hwtune_info{version="' 'hwtune_misaligned_speed{cpu="' 'hwtune_misaligned_ratio{cpu="' \
-	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_cmdq_model_verdict '
+	'hwtune_cmdq_sync_ns{poll="msi",quantile="0.5"} ' 'hwtune_cmdq_model_verdict ' \
+	'hwtune_cmdq_queues 1' 'hwtune_cmdq_insert_path_info{path="shared",reason="'
 tap_run probe --format=prom
 save probe.prom
 tap_ok "probe --format=prom parses" eval 'status_is 0 && prom_ok "$tap_dir/probe.prom" && ! out_has hwtune_cmdq_'

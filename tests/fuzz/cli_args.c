@@ -21,7 +21,7 @@
  *    allowed here, refresh iff asked to measure, --system alone with
  *    neither --cpus, an override nor --no-cache; cmdq: a batch and its
  *    sync fit the queue, disable_msipolling in effect only without MSI
- *    polling, ...),
+ *    polling, --queues 0..256 or per-cpu and one queue with --auto, ...),
  *    and every numeric option holds the value its last occurrence spells
  *    in the documented syntax, decimal only (prog/cli.h); decode's dwords
  *    are the hex its two operands spell; options are read as getopt_long
@@ -270,9 +270,10 @@ static void check_cmdq(int argc, char **argv, const struct cli_args *a)
 		{ "threads", true }, { "batch", true }, { "syncs", true }, { "segment", true },
 		{ "entries-log2", true }, { "device-cpu", true }, { "producer-cpu", true },
 		{ "msi-cost-ns", true }, { "sev-cost-ns", true }, { "cmd-cost-ns", true },
-		{ "timeout-ms", true }, { NULL, false },
+		{ "timeout-ms", true }, { "queues", true }, { NULL, false },
 	};
 	const struct cmdq_opts *o = &a->cmdq;
+	const char *queues;
 	struct scan sc;
 
 	scan(argc, argv, opts, &sc);
@@ -314,6 +315,16 @@ static void check_cmdq(int argc, char **argv, const struct cli_args *a)
 	check_number(&sc, opts, "sev-cost-ns", o->cost[1], 1);
 	check_number(&sc, opts, "cmd-cost-ns", o->cost[2], 1);
 	check_number(&sc, opts, "timeout-ms", o->timeout_ms, 1);
+	/* --queues: 0..256 or the word per-cpu; one queue with --auto */
+	FUZZ_ASSERT(o->queues <= CMDQ_QUEUES_MAX || o->queues == HWT_CMDQ_QUEUES_PER_CPU,
+		    "queues %u", o->queues);
+	FUZZ_ASSERT(!(o->auto_poll && o->queues > 1), "--auto with queues %u", o->queues);
+	queues = last_value(&sc, opts, "queues");
+	if (queues && !strcmp(queues, "per-cpu"))
+		FUZZ_ASSERT(o->queues == HWT_CMDQ_QUEUES_PER_CPU, "--queues per-cpu stored as %u",
+			    o->queues);
+	else
+		check_number(&sc, opts, "queues", o->queues, 1);
 }
 
 /* 1 to 16 hex digits after an optional 0x. */

@@ -57,8 +57,12 @@ static void usage(FILE *f)
 		"  --segment N             timed syncs per mode per round (1..%u; default\n"
 		"                          syncs/10, at most %u)\n"
 		"  --entries-log2 N        queue size 2^N (%u..%u, default 8)\n"
+		"  --queues N|per-cpu      command queues of each measured device (0..%u; 0 and\n"
+		"                          1: one queue, the default; per-cpu: one per possible\n"
+		"                          CPU); more than the device has exits 2\n"
 		"  --auto                  also let a queue with auto_poll measure and choose;\n"
-		"                          report its choice and reason\n"
+		"                          report its choice and reason (one queue only:\n"
+		"                          --queues over 1 or per-cpu with --auto exits 2)\n"
 		"  --device-cpu N          CPU of the devices' consumer threads (0..%u, an\n"
 		"                          allowed one; default: the last allowed CPU)\n"
 		"  --producer-cpu N        CPU of producer thread 0 and of the floor (0..%u, an\n"
@@ -82,9 +86,29 @@ static void usage(FILE *f)
 		"host moved the vCPUs apart.  Exit status: 0 ok, 1 run failed, 2 bad usage.\n",
 		CMDQ_THREADS_MAX, (1u << HWT_SMMU_DEV_CMDQS_MAX) - 1, CMDQ_SYNCS_MAX,
 		CMDQ_SEGMENT_MAX, (unsigned)CMDQ_SEG_DEFAULT_MAX, (unsigned)HWT_CMDQ_MIN_SHIFT,
-		HWT_SMMU_DEV_CMDQS_MAX, (unsigned)HWT_CPU_ID_MAX, (unsigned)HWT_CPU_ID_MAX,
+		HWT_SMMU_DEV_CMDQS_MAX, CMDQ_QUEUES_MAX, (unsigned)HWT_CPU_ID_MAX, (unsigned)HWT_CPU_ID_MAX,
 		HWT_SMMU_DEV_NS_MAX, CMDQ_TIMEOUT_MS_MAX,
 		CMDQ_FAR_FACTOR);
+}
+
+/* --queues N|per-cpu: true and *out set, or false after the message. */
+static bool parse_queues(const char *val, unsigned *out)
+{
+	const char *why;
+	uint64_t v;
+
+	if (!strcmp(val, "per-cpu")) {
+		*out = HWT_CMDQ_QUEUES_PER_CPU;
+		return true;
+	}
+	why = cli_dec(val, 0, CMDQ_QUEUES_MAX, &v);
+	if (why) {
+		cli_cmd_error("cmdq", "--queues: invalid value '%s' (%s; expected a decimal number in "
+			      "0..%u, or per-cpu)", cli_value(val), why, CMDQ_QUEUES_MAX);
+		return false;
+	}
+	*out = (unsigned)v;
+	return true;
 }
 
 /* 0 to run, 1 after --help, -1 on bad usage (reported). */
@@ -92,7 +116,7 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 {
 	enum { O_JSON = 256, O_AUTO, O_DISABLE, O_POLL, O_HANDLER, O_THREADS, O_BATCH, O_SYNCS,
 	       O_SEGMENT, O_LOG2, O_DEVCPU, O_PRODCPU, O_MSICOST, O_SEVCOST, O_CMDCOST,
-	       O_TIMEOUT };
+	       O_TIMEOUT, O_QUEUES };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, O_JSON },
@@ -111,6 +135,7 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 		{ "sev-cost-ns", required_argument, NULL, O_SEVCOST },
 		{ "cmd-cost-ns", required_argument, NULL, O_CMDCOST },
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
+		{ "queues", required_argument, NULL, O_QUEUES },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool flag_disable = false, poll_given = false;
@@ -206,6 +231,10 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 			U64(1, CMDQ_TIMEOUT_MS_MAX);
 			o->timeout_ms = v;
 			break;
+		case O_QUEUES:
+			if (!parse_queues(val, &o->queues))
+				return -1;
+			break;
 		case 1:
 			cli_cmd_error("cmdq", "unexpected argument '%s' (cmdq takes options only; "
 				      "try 'hwtune cmdq --help')", cli_value(val));
@@ -232,6 +261,14 @@ static int parse(int argc, char **argv, struct cmdq_opts *o, bool *json)
 		/* without --poll: measure what it selects */
 		o->disable_msi = true, o->disable_src = CMDQ_SRC_FLAG;
 		o->mode[CMDQ_MSI] = false;
+	}
+	if (o->auto_poll && o->queues > 1) {
+		/* the library refuses auto_poll with several queues: say so first */
+		char w[16];
+
+		cli_cmd_error("cmdq", "--queues %s contradicts --auto (auto_poll measures one queue: "
+			      "drop --auto, or use --queues 1)", cmdq_queues_word(o->queues, w, sizeof(w)));
+		return -1;
 	}
 	if (o->batch + 1 > 1u << o->entries_log2) {
 		cli_cmd_error("cmdq", "--batch: invalid value '%u' (a batch and its CMD_SYNC must fit "

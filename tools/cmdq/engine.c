@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *const cmdq_mode_name[CMDQ_MODES] = { "msi", "sev" };
 const char *const cmdq_mode_long[CMDQ_MODES] = { "MSI polling", "CONS polling" };
@@ -81,6 +82,15 @@ int cmdq_opts_default(struct cmdq_opts *o)
 		o->mode[CMDQ_MSI] = false;
 	}
 	return err < 0 ? err : 0;
+}
+
+const char *cmdq_queues_word(unsigned queues, char *buf, size_t len)
+{
+	if (queues == HWT_CMDQ_QUEUES_PER_CPU)
+		snprintf(buf, len, "per-cpu");
+	else
+		snprintf(buf, len, "%u", queues);
+	return buf;
 }
 
 static void fail(struct run *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,6 +402,7 @@ static int make_queue(const struct cmdq_opts *o, int dev_cpu, bool cons_poll, bo
 		.cpu = dev_cpu,
 		.cons_poll = cons_poll,
 		.auto_poll = auto_poll,
+		.queues = o->queues,
 		.msi_cost_ns = o->cost[0],
 		.sev_cost_ns = o->cost[1],
 		.cmd_cost_ns = o->cost[2],
@@ -517,6 +528,26 @@ oom:
 
 /* --- the run --------------------------------------------------------------- */
 
+/* The create refused --queues: the device (one queue per possible CPU, at
+ * most CMDQ_QUEUES_MAX) has fewer, or the library takes no such number.
+ * -EINVAL: the user's value, bad usage here. */
+static int queues_refused(const struct cmdq_opts *o, struct cmdq_report *r)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned have = n < 1 ? 1 : n > CMDQ_QUEUES_MAX ? CMDQ_QUEUES_MAX : (unsigned)n;
+	char w[16];
+
+	if (o->queues != HWT_CMDQ_QUEUES_PER_CPU && o->queues > have)
+		snprintf(r->error, sizeof(r->error),
+			 "--queues: invalid value '%u' (the device has %u command queue%s here: one "
+			 "per possible CPU; expected 1..%u or per-cpu)", o->queues, have,
+			 have == 1 ? "" : "s", have);
+	else
+		snprintf(r->error, sizeof(r->error), "--queues %s: the library refused it (%s)",
+			 cmdq_queues_word(o->queues, w, sizeof(w)), strerror(EINVAL));
+	return -EINVAL;
+}
+
 static int measure(struct run *b, unsigned *started)
 {
 	const struct cmdq_opts *o = b->o;
@@ -531,11 +562,13 @@ static int measure(struct run *b, unsigned *started)
 		if (!o->mode[m])
 			continue;
 		err = make_queue(o, r->device_cpu, m == CMDQ_SEV, false, &b->dev[m], &b->q[m]);
+		if (err == -EINVAL && o->queues > 1)
+			return queues_refused(o, r);
 		if (err) {
 			snprintf(r->error, sizeof(r->error),
 				 "cannot set up the %s device and queue: %s", cmdq_mode_long[m],
 				 strerror(-err));
-			return err;
+			return -EIO;
 		}
 	}
 	for (unsigned i = 0; i < b->nworkers; i++) {
@@ -549,7 +582,7 @@ static int measure(struct run *b, unsigned *started)
 		if (err) {
 			snprintf(r->error, sizeof(r->error), "cannot start thread %u: %s", i,
 				 strerror(-err));
-			return err;
+			return -EIO;
 		}
 		++*started;
 	}
@@ -579,7 +612,7 @@ static int measure(struct run *b, unsigned *started)
 	err = summarize(b);
 	if (err)
 		snprintf(r->error, sizeof(r->error), "out of memory");
-	return err;
+	return err ? -EIO : 0;
 }
 
 int cmdq_measure(const struct cmdq_opts *o, struct cmdq_report *r)
@@ -601,8 +634,8 @@ int cmdq_measure(const struct cmdq_opts *o, struct cmdq_report *r)
 	pthread_cond_init(&b.done_cv, NULL);
 
 	err = setup(&b);
-	if (!err && measure(&b, &started))
-		err = -EIO;
+	if (!err)
+		err = measure(&b, &started); /* -EINVAL: --queues refused (bad usage), or -EIO */
 	if (started) {
 		run_job(&b, JOB_QUIT, 0, 0);
 		for (unsigned i = 0; i < started; i++)

@@ -29,6 +29,9 @@ enum { CMDQ_SRC_DEFAULT, CMDQ_SRC_ENV, CMDQ_SRC_FLAG };
 #define CMDQ_SEG_DEFAULT_MAX 500 /* default timed syncs per mode per round, at most */
 #define CMDQ_FAR_FACTOR 3        /* a round is "far" if its floor > 3x the best */
 #define CMDQ_TIE 0.03            /* modes within 3% count as a tie */
+/* --queues: the library takes any number and refuses more than the device
+ * has; hwtune's software SMMU has one queue per possible CPU, at most 256. */
+#define CMDQ_QUEUES_MAX 256u
 
 struct cmdq_opts {
 	bool mode[CMDQ_MODES];  /* completion modes to measure */
@@ -40,6 +43,9 @@ struct cmdq_opts {
 	unsigned seg;           /* timed syncs per mode per round; 0: syncs/10, at most 500 */
 	uint64_t syncs;         /* timed syncs per mode, rounded up to whole rounds */
 	bool auto_poll;         /* also let an auto_poll queue measure and choose */
+	/* hwt_cmdq_options.queues of the measured queues: 0 (the default) or
+	 * 1 one queue, N, or HWT_CMDQ_QUEUES_PER_CPU. */
+	unsigned queues;
 	bool noop;              /* device executor: a no-op handler, not the SMMU model */
 	int device_cpu, producer_cpu; /* -1: choose */
 	unsigned cost[3];       /* device extra costs, ns: msi, sev, cmd */
@@ -54,6 +60,8 @@ struct cmdq_opts {
  * HWTUNE_DISABLE_MSIPOLLING=1.  -EINVAL for any other value of it (the
  * defaults are still filled in). */
 int cmdq_opts_default(struct cmdq_opts *o);
+/* --queues as the user wrote it: "per-cpu" or the number, in buf. */
+const char *cmdq_queues_word(unsigned queues, char *buf, size_t len);
 
 struct cmdq_mode_result {
 	struct stat_summary lat;   /* per sync (or batch + sync), ns */
@@ -95,7 +103,8 @@ struct cmdq_report {
 
 /*
  * Run the measurement.  0; -EINVAL when --device-cpu or --producer-cpu
- * names a CPU that is not allowed (bad usage); -EIO when the run failed.
+ * names a CPU that is not allowed, or the library refused o->queues (more
+ * than the device has): bad usage; -EIO when the run failed.
  * On error r->error says why.  Free r with cmdq_report_free() either way.
  */
 int cmdq_measure(const struct cmdq_opts *o, struct cmdq_report *r);

@@ -38,6 +38,13 @@ bool cmdq_recommend(const struct cmdq_report *r, char *buf, size_t len)
 	return r->faster == CMDQ_SEV;
 }
 
+/* The queues' count and insert path: every measured queue has the same
+ * options, so the first one's info says it. */
+static const struct hwt_cmdq_info *queue_info(const struct cmdq_report *r)
+{
+	return &r->m[r->o.mode[CMDQ_MSI] ? CMDQ_MSI : CMDQ_SEV].qinfo;
+}
+
 static double ratio_of(uint64_t a, uint64_t f)
 {
 	return f ? (double)a / f : 0;
@@ -110,6 +117,10 @@ void cmdq_json(struct json *j, const struct cmdq_report *r)
 	json_key(j, "rounds"), json_u64(j, r->rounds);
 	json_key(j, "segment_syncs"), json_u64(j, r->per_round);
 	json_key(j, "handler"), json_str(j, o->noop ? "noop" : "smmu");
+	json_nl(j, "  ");
+	json_key(j, "queues"), json_u64(j, queue_info(r)->queues);
+	json_key(j, "insert_path"), json_str(j, queue_info(r)->insert_path);
+	json_key(j, "insert_path_reason"), json_str(j, queue_info(r)->insert_path_reason);
 	json_nl(j, "  ");
 	json_key(j, "disable_msipolling"), json_bool(j, o->disable_msi);
 	json_key(j, "disable_msipolling_source"), json_str(j, src_name[o->disable_src]);
@@ -256,6 +267,8 @@ void cmdq_print_human(FILE *f, const struct cmdq_report *r)
 	fprintf(f, "  %u round%s interleaved (floor, then each mode), %u timed sync%s per mode "
 		   "per round\n", r->rounds, r->rounds == 1 ? "" : "s", r->per_round,
 		r->per_round == 1 ? "" : "s");
+	fprintf(f, "  queues %u, insert path %s (%s)\n", queue_info(r)->queues,
+		queue_info(r)->insert_path, queue_info(r)->insert_path_reason);
 	if (o->cost[0] || o->cost[1] || o->cost[2])
 		fprintf(f, "  device extra costs ON: msi %u ns, sev %u ns, cmd %u ns\n", o->cost[0],
 			o->cost[1], o->cost[2]);

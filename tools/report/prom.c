@@ -145,6 +145,8 @@ void report_prom(FILE *f, const struct report_prom *p)
 	}
 
 	if (c) {
+		const struct hwt_cmdq_info *qi;
+
 		head(f, "hwtune_cmdq_sync_ns",
 		     "empty-queue CMD_SYNC latency of hwtune's queue and software SMMU per completion "
 		     "mode, ns (not a hardware SMMU)");
@@ -164,6 +166,18 @@ void report_prom(FILE *f, const struct report_prom *p)
 			(unsigned long long)c->floor.p99);
 		head(f, "hwtune_cmdq_rounds", "interleaved measurement rounds behind the comparison");
 		fprintf(f, "hwtune_cmdq_rounds %u\n", c->rounds);
+		/* every measured queue has the same options: the first one's info */
+		qi = &c->m[c->o.mode[CMDQ_MSI] ? CMDQ_MSI : CMDQ_SEV].qinfo;
+		head(f, "hwtune_cmdq_queues", "command queues of each measured device");
+		fprintf(f, "hwtune_cmdq_queues %u\n", qi->queues);
+		head(f, "hwtune_cmdq_insert_path_info",
+		     "how producers insert: path rseq (per-CPU queues, no locked instruction) or "
+		     "shared (lock-free multi-producer), and why (always 1)");
+		fprintf(f, "hwtune_cmdq_insert_path_info{path=");
+		label(f, qi->insert_path);
+		fprintf(f, ",reason=");
+		label(f, qi->insert_path_reason);
+		fprintf(f, "} 1\n");
 		if (c->o.mode[CMDQ_MSI] && c->o.mode[CMDQ_SEV]) {
 			char reco[400];
 			bool disable = cmdq_recommend(c, reco, sizeof(reco));
