@@ -336,7 +336,8 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 		ents = buf;
 		k = 0;
 	} else if (sync) {
-		memcpy(buf, cmds, n * sizeof(*buf)); /* host order is little-endian here */
+		if (n) /* cmds is NULL for hwt_cmdq_sync */
+			memcpy(buf, cmds, n * sizeof(*buf)); /* host order is little-endian here */
 		ents = buf;
 	}
 	if (sync) {
