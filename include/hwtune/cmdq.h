@@ -83,7 +83,7 @@ struct hwt_cmdq_options {
 	 * auto_poll is refused (-EINVAL: it measures one queue), and so is
 	 * hwt_cmdq_calibrate.  One insert path for all queues, fixed at
 	 * create (info.insert_path): "rseq" with one queue per possible CPU
-	 * and rseq registered (x86_64, aarch64): a restartable sequence on the
+	 * and rseq registered (x86_64; aarch64 held back for now): a restartable sequence on the
 	 * CPU's queue, no locked instruction, a CMD_SYNC completed by an MSI
 	 * into the calling thread's own word (those words are DMA-mapped on
 	 * demand: a thread's first CMD_SYNC may return -ENOSPC when the

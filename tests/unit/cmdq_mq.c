@@ -53,7 +53,7 @@ static void need_cpus(unsigned n)
 /* The path an object of `queues` queues (== possible CPUs) gets here. */
 static const char *expected_path(void)
 {
-	return hwt__rseq_unavailable() ? "shared" : "rseq";
+	return hwt__rseq_queue_unavailable() ? "shared" : "rseq";
 }
 
 static struct hwt_smmu_dev *dev_nq(unsigned numq)
@@ -121,8 +121,8 @@ TEST(info_says_queues_and_insert_path)
 	ASSERT_EQ(info.queues, n);
 	if (n > 1) {
 		ASSERT_STR_EQ(info.insert_path, expected_path());
-		if (hwt__rseq_unavailable())
-			ASSERT_STR_EQ(info.insert_path_reason, hwt__rseq_unavailable());
+		if (hwt__rseq_queue_unavailable())
+			ASSERT_STR_EQ(info.insert_path_reason, hwt__rseq_queue_unavailable());
 	}
 	hwt_cmdq_destroy(q);
 
@@ -474,8 +474,8 @@ TEST(rseq_word_retired_after_a_timeout)
 	uint32_t seq;
 
 	need_cpus(2);
-	if (hwt__rseq_unavailable())
-		SKIP("shared path here: %s", hwt__rseq_unavailable());
+	if (hwt__rseq_queue_unavailable())
+		SKIP("shared path here: %s", hwt__rseq_queue_unavailable());
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	ASSERT_TRUE(pin(0));
