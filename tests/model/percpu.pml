@@ -63,6 +63,15 @@
  *                  waiter polls that slot (the shared ring's way), which
  *                  producers of the queue reuse while it sleeps
  *   BROKEN_NOIDLE  CONS waits without the idle rule (only the lap compare)
+ * A design not built (docs/percpu-queues.md, section 8, item 7):
+ *   SLOT_CHANGED   MSI=1: the MSI goes to the sync's own slot, as in
+ *                  BROKEN_SLOT, but the waiter waits until the slot no
+ *                  longer holds its own CMD_SYNC (any change: the MSI, or
+ *                  a reuse, which needs CONS past the sync); P6 is then
+ *                  "its CMD_SYNC has executed"
+ *   BROKEN_SLOT_IDX=1  SLOT_CHANGED, but the waiter watches the slot after
+ *                  its sync's (must be caught: the change test is only as
+ *                  good as the slot it reads)
  *
  * Properties (a hidden bit named after each):
  *   P1 a producer never writes a slot the device has not consumed
@@ -76,7 +85,8 @@
  *      really passed the position
  *   P6 a waiter takes its completion only from the write aimed at its own
  *      CMD_SYNC (MSI=1: the MSI that wrote its word came from its sync;
- *      BROKEN_SLOT: its slot still holds its sync)
+ *      BROKEN_SLOT: its slot still holds its sync; SLOT_CHANGED: its
+ *      CMD_SYNC executed)
  *   P5 no deadlock (invalid end state); LIVE: every call returns (P7,
  *      non-progress cycles under weak fairness)
  */
@@ -111,8 +121,16 @@
 #define MAXAB 2
 #endif
 
-#if BROKEN_SLOT && !MSI
-#error "BROKEN_SLOT is an MSI variant: MSI=1"
+#if (BROKEN_SLOT || SLOT_CHANGED) && !MSI
+#error "BROKEN_SLOT and SLOT_CHANGED are MSI variants: MSI=1"
+#endif
+#ifndef BROKEN_SLOT_IDX
+#define BROKEN_SLOT_IDX 0
+#endif
+#if BROKEN_SLOT || SLOT_CHANGED
+#define SLOTMSI 1
+#else
+#define SLOTMSI 0
 #endif
 
 #define NQ 2                                /* CPUs = queues */
@@ -156,7 +174,7 @@ byte PROD_abs[NQ], CONS_abs[NQ], dabs[NQ];   /* positions without wrapping */
 byte lastexec[NT * NQ], execq[NT * NQ], issq[NT * NQ];
 short seen[NT];         /* sequence numbers executed, one bit each */
 byte done_src[NT];      /* queue * 64 + position of the sync whose MSI wrote msiword[] */
-#if BROKEN_SLOT
+#if SLOTMSI
 byte sown[NQ * N];      /* the entry last written into each slot */
 #endif
 byte ndone, naborts;
@@ -206,7 +224,7 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
 	slot[q * N + IDX(pr + j)] = ENC(p, (sync && j == n), base + j + 1); \
 	SOWN
 
-#if BROKEN_SLOT
+#if SLOTMSI
 #define SOWN sown[q * N + IDX(pr + j)] = ENC(p, (sync && j == n), base + j + 1)
 #else
 #define SOWN skip
@@ -340,7 +358,14 @@ committed:
 		/* hwt_cmdq_issue(sync=true) and hwt_cmdq_sync(): our CMD_SYNC */
 		if
 		:: sync ->
-#if MSI && BROKEN_SLOT
+#if MSI && SLOT_CHANGED
+			/* the sync's own slot no longer holds our sync: the MSI wrote
+			 * it, or a producer reused it, which it may only once CONS
+			 * passed the sync (after the MSI): either way it executed */
+			WAIT_DO(slot[q * N + IDX(pr + n + BROKEN_SLOT_IDX)] != ENC(p, 1, base),
+				P6_own_completion = ((seen[p] >> base) & 1);
+				assert(P6_own_completion));
+#elif MSI && BROKEN_SLOT
 			/* broken: poll the sync's own slot for the MSI's zero */
 			WAIT_DO(slot[q * N + IDX(pr + n)] == 0,
 				P6_own_completion = (sown[q * N + IDX(pr + n)] == ENC(p, 1, base));
@@ -451,7 +476,7 @@ progress_exec:
 				atomic { CONS[c] = dcons[c]; CONS_abs[c] = dabs[c] }  /* R_CONS */
 			:: else
 			fi;
-#if BROKEN_SLOT
+#if SLOTMSI
 			slot[i] = 0;                                    /* R_MSI */
 #else
 			atomic { msiword[t] = s; done_src[t] = c * 64 + dabs[c] };   /* R_MSI */

@@ -51,6 +51,9 @@ percpu q2 p2 cons, thread 0 sync with an empty record, thread 1 issue+sync twice
 percpu q2 p2 msi, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=1 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
 percpu q2 p2 msi, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 percpu q2 p2 msi, thread 0 sync with an empty record, thread 1 issue+sync twice|-DMSI=1 -DCALLS0=1 -DNCALLS=2|clean|percpu.pml
+percpu q4 p2 msi into the sync slot, waiter waits for a change, 2 commands per issue|-DSHIFT=2 -DNCMD=2 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+live percpu q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
 new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
 new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
@@ -109,6 +112,7 @@ broken (q) space refresh in one CAS (ABA two laps on), new|-DFOLD=1 -DOWNOPT=1 -
 broken (r) per-CPU: commit not last (PROD before the last entry)|-DCALLS0=2 -DNCALLS=1 -DBROKEN_COMMIT=1|assertion violated P[26]_|percpu.pml
 broken (s) per-CPU: sync covers only the queue of the CPU it runs on|-DCALLS0=2 -DNCALLS=1 -DBROKEN_LOCAL=1|assertion violated P3_sync_all_queues|percpu.pml
 broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBROKEN_SLOT=1|assertion violated P6_own_completion|percpu.pml
+broken (v) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
 '
