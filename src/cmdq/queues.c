@@ -233,7 +233,9 @@ int hwt__cmdq_mq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint
  * barrier on this CPU's queue, as with one queue, and reports a stopped
  * device.  Then each other queue in the record: a CMD_SYNC there (shared
  * path) or a wait until its CONS reaches the recorded PROD (rseq path).
- * 0 only if every queue was confirmed; the others stay in the record.
+ * 0 only if every queue was confirmed; the others stay in the record.  The
+ * current queue is not waited on twice: a CMD_SYNC there that gave up
+ * leaves it in the record, for the next sync, not for this loop.
  */
 int hwt__cmdq_mq_sync(struct hwt_cmdq *q)
 {
@@ -260,6 +262,8 @@ int hwt__cmdq_mq_sync(struct hwt_cmdq *q)
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(m);
 			int e;
 
+			if (i == qi) /* the CMD_SYNC above answered for it */
+				continue;
 			if (q->mq->rseq) /* only CPU i's producers may write queue i */
 				e = hwt__cmdq_wait_reached(q, i, rec->prod[i], &deadline);
 			else /* any thread may insert anywhere: a CMD_SYNC there */

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/rseq.h"
@@ -492,6 +493,58 @@ TEST(rseq_word_retired_after_a_timeout)
 	ASSERT_OK(hwt_cmdq_sync(r->q)); /* after the abandoned one, same queue */
 	ASSERT_EQ(atomic_load(old), seq); /* the late MSI, into the retired word */
 	ASSERT_EQ(atomic_load(rec->word), rec->sync_seq);
+	mqrig_down(r);
+	free(r);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Occurrences of s in the log (log_hook). */
+static unsigned log_count(struct logbuf *l, const char *s)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&l->lock);
+	for (const char *p = l->text; (p = strstr(p, s)); p += strlen(s))
+		n++;
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+/* A sync whose own queue times out waits on that queue once, within the
+ * call's one deadline: the failed queue stays owed to the next sync, it is
+ * not waited on a second time as "another queue used" (both paths). */
+TEST(a_failed_sync_waits_on_its_queue_once)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 150000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt_cmdq_info info;
+	uint64_t t0, took;
+
+	need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	hwt_cmdq_get_info(r->q, &info);
+	ASSERT_STR_EQ(info.insert_path, expected_path());
+	ASSERT_TRUE(pin(1));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	t0 = now_ns();
+	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
+	took = now_ns() - t0;
+	TLOG("%s path: the sync gave up after %llu ms; log: %s", info.insert_path,
+	     (unsigned long long)(took / 1000000), r->log.text);
+	ASSERT_EQ(log_count(&r->log, "timeout"), 1);
+	ASSERT_TRUE(took < 2 * opt.timeout_ns); /* one deadline (2x: a second wait) */
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	ASSERT_OK(hwt_cmdq_sync(r->q)); /* what was owed, confirmed */
+	ASSERT_EQ(hwt__cmdq_rec(r->q)->nused, 0);
 	mqrig_down(r);
 	free(r);
 }
