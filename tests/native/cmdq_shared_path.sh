@@ -7,7 +7,7 @@
 b=${BUILD:-build}
 HWT_STRESS_MS=${HWT_STRESS_MS:-200}
 export HWT_STRESS_MS
-for p in unit_cmdq_mq stress_cmdq_mq; do
+for p in unit_cmdq_mq stress_cmdq_mq stress_api; do
 	if [ ! -x "$b/tests/$p" ]; then
 		tap_skip "$p with rseq off" "not built"
 		continue

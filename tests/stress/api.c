@@ -8,9 +8,18 @@
  * replays it); HWT_STRESS_MS sets the time per scenario and
  * HWT_STRESS_SCENARIOS their number (make soak).
  *
+ * The second scenario of every four, and one in three of the others (not
+ * with auto), run on several command queues
+ * (.queues = HWT_CMDQ_QUEUES_PER_CPU: the rseq path where glibc registered
+ * rseq, else the shared path on each queue; the log says which), with
+ * producers that move between CPUs now and then (sched_setaffinity), so
+ * that a producer's commands land on several queues between its syncs.
+ *
  * Invariants: every command executes at most once and, per producer, in
- * order (the handler checks rising sequence numbers); a successful
- * CMD_SYNC means everything its producer issued before it executed; every
+ * order (the handler checks rising sequence numbers; on several queues,
+ * which keep no order between them, it checks each number once); a
+ * successful CMD_SYNC means everything its producer issued before it
+ * executed (on several queues: every number up to it is marked done); every
  * command of a call that succeeded executes (checked at the end); no call
  * outlives its deadline by more than half; a paused device makes syncs fail
  * within the deadline + 50% and the queue works correctly afterwards.
@@ -69,12 +78,13 @@ struct scen {
 	struct hwt_smmu_dev *dev;
 	struct hwt_cmdq *q;
 	unsigned nprod, entries;
+	bool multi; /* several queues: no order between them */
 	uint64_t timeout_ns, end_ns;
 	_Atomic bool stop;
 	/* handler side: written by the device thread only */
 	uint64_t next[MAXP];        /* lowest sequence number not yet seen */
 	_Atomic uint64_t last[MAXP]; /* last executed + 1 (read after a sync) */
-	uint8_t *done[MAXP];        /* executed bitmap, MAXSEQ bits */
+	_Atomic uint8_t *done[MAXP]; /* executed bitmap, MAXSEQ bits */
 	_Atomic unsigned violations;
 	char why[200];
 	/* totals */
@@ -99,11 +109,15 @@ static int handler(void *ctx, const uint64_t dw[2])
 		return HWT_SMMU_CERROR_NONE;
 	}
 	/* Gaps are allowed (a call that failed may not have queued its
-	 * commands); going back is a duplicate or a reordering. */
-	if (seq < s->next[p])
+	 * commands); going back is a duplicate or a reordering.  Relaxed: a
+	 * producer reads the bitmap after its CMD_SYNC completed. */
+	if (atomic_fetch_or_explicit(&s->done[p][seq / 8], (uint8_t)(1u << (seq % 8)),
+				     memory_order_relaxed) >> (seq % 8) & 1)
+		violation(s, "producer %u: seq %llu executed twice (%llu)", p, seq, 0);
+	else if (!s->multi && seq < s->next[p])
 		violation(s, "producer %u: seq %llu executed after %llu", p, seq, s->next[p] - 1);
-	s->next[p] = seq + 1;
-	s->done[p][seq / 8] |= (uint8_t)(1u << (seq % 8));
+	if (seq >= s->next[p])
+		s->next[p] = seq + 1;
 	/* relaxed: a producer reads it after its CMD_SYNC completed, which
 	 * orders it (the sync's A_MSI/A_CONS) */
 	atomic_store_explicit(&s->last[p], seq + 1, memory_order_relaxed);
@@ -116,6 +130,7 @@ struct prod {
 	uint64_t rng, seq;
 	uint8_t *sure; /* bitmap: seq issued by a call that succeeded */
 	uint64_t sure_top; /* seq after the last call that succeeded */
+	uint64_t checked;  /* several queues: sure seqs below it were seen done */
 	int fatal;     /* an error other than a timeout */
 	struct hwt_cmdq_batch b;
 	struct hwt_cmdq_cmd c[MAXN];
@@ -131,6 +146,11 @@ static void make_cmd(struct prod *pr, struct hwt_cmdq_cmd *c)
 {
 	c->dw[0] = below(&pr->rng, 16) ? OP : ATC_OP;
 	c->dw[1] = (uint64_t)pr->id << SEQ_BITS | pr->seq++;
+}
+
+static bool seen_done(struct scen *s, unsigned p, uint64_t i)
+{
+	return atomic_load_explicit(&s->done[p][i / 8], memory_order_relaxed) >> (i % 8) & 1;
 }
 
 /* One call's result: 0 or -ETIMEDOUT (device paused too long) are fine. */
@@ -163,7 +183,24 @@ static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool s
 		atomic_fetch_add_explicit(&s->syncs, 1, memory_order_relaxed);
 		/* everything this producer queued so far executed (in order, so
 		 * the last number says it; commands of calls that failed may
-		 * never have been queued, those of calls that succeeded were) */
+		 * never have been queued, those of calls that succeeded were).
+		 * On several queues a sync-only call covers every queue (every
+		 * sure number is marked done), an issue its own queue (its own
+		 * commands are), a batch's flushes any queue (not checked). */
+		if (s->multi && !strcmp(kind, "sync")) {
+			for (; pr->checked < pr->sure_top; pr->checked++)
+				if ((pr->sure[pr->checked / 8] >> (pr->checked % 8) & 1) &&
+				    !seen_done(s, pr->id, pr->checked))
+					break;
+			last = pr->checked;
+		} else if (s->multi) {
+			for (last = from; last < pr->seq && seen_done(s, pr->id, last); last++)
+				;
+			if (strcmp(kind, "batch") && last < pr->seq)
+				violation(s, "producer %u: its call's CMD_SYNC returned at %llu of %llu",
+					  pr->id, last, pr->seq);
+			last = pr->sure_top; /* the rest is a sync's to check */
+		}
 		if (pr->sure_top && last < pr->sure_top) {
 			char fmt[96];
 
@@ -172,6 +209,25 @@ static void account(struct prod *pr, int err, uint64_t t0, uint64_t from, bool s
 			violation(s, fmt, pr->id, last, pr->sure_top);
 		}
 	}
+}
+
+/* The CPUs the test may use (the main thread's affinity at the start). */
+static cpu_set_t allowed;
+
+/* Several queues: onto a random allowed CPU (the next call's queue). */
+static void move(uint64_t *rng)
+{
+	unsigned k = below(rng, (unsigned)CPU_COUNT(&allowed));
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	for (unsigned c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed) && !k--) {
+			CPU_SET(c, &one);
+			break;
+		}
+	/* a failed move leaves the producer where it was: fewer migrations */
+	(void)sched_setaffinity(0, sizeof(one), &one);
 }
 
 static void *produce(void *arg)
@@ -216,6 +272,7 @@ static void *produce(void *arg)
 		switch (below(&pr->rng, 16)) {
 		case 0: sched_yield(); break;
 		case 1: sleep_ns(below(&pr->rng, 50000)); break;
+		case 2: if (s->multi) move(&pr->rng); break;
 		default: break;
 		}
 	}
@@ -304,21 +361,30 @@ static void scenario(uint64_t *g, unsigned idx)
 	ASSERT_OK(hwt_smmu_dev_create(&s->dev, &dc));
 	hwt_cmdq_options_default(&o);
 	o.entries_log2 = shift;
+	/* several queues: not with auto (-EINVAL); the second scenario of
+	 * every four, and one in three of the others */
+	s->multi = idx % 4 == 1 || (mode != 2 && !below(g, 3));
+	if (s->multi && mode == 2)
+		mode = below(g, 2);
 	o.disable_msipolling = mode == 1;
 	o.auto_poll = mode == 2;
+	o.queues = s->multi ? HWT_CMDQ_QUEUES_PER_CPU : 0;
 	o.timeout_ns = s->timeout_ns;
 	o.log = quiet;
 	ASSERT_OK(hwt_cmdq_create(&s->q, s->dev, &o));
-	ASSERT_OK(hwt_smmu_dev_start(s->dev));
 	s->entries = 1u << shift;
+	/* before the device thread starts: on the rseq path nothing TSan sees
+	 * (the commit is assembly) orders these stores before the handler */
 	for (unsigned p = 0; p < s->nprod; p++) {
-		s->done[p] = calloc(MAXSEQ / 8, 1);
+		s->done[p] = calloc(MAXSEQ / 8, sizeof(*s->done[p]));
 		ASSERT_TRUE(s->done[p] != NULL);
 	}
+	ASSERT_OK(hwt_smmu_dev_start(s->dev));
 	hwt_cmdq_get_info(s->q, &info);
-	TLOG("scenario %u: %u producers, %u entries, %s, cons_batch %u, timeout %llu ms", idx,
-	     s->nprod, s->entries, mode == 2 ? "auto" : mode == 1 ? "CONS polling" : "MSI polling",
-	     dc.cons_batch, (unsigned long long)(s->timeout_ns / 1000000u));
+	TLOG("scenario %u: %u producers, %u entries, %s, cons_batch %u, timeout %llu ms, "
+	     "%u queue(s), insert path %s", idx, s->nprod, s->entries,
+	     mode == 2 ? "auto" : mode == 1 ? "CONS polling" : "MSI polling", dc.cons_batch,
+	     (unsigned long long)(s->timeout_ns / 1000000u), info.queues, info.insert_path);
 
 	s->end_ns = now_ns() + env_u64("HWT_STRESS_MS", 400) * 1000000u;
 	for (unsigned p = 0; p < s->nprod; p++) {
@@ -346,6 +412,21 @@ static void scenario(uint64_t *g, unsigned idx)
 			      (unsigned long long)((now_ns() - t0) / 1000000u),
 			      (unsigned long long)(s->timeout_ns / 1000000u));
 	ASSERT_OK(hwt_smmu_dev_resume(s->dev));
+	/* Several queues: a sync covers the calling thread's queues only, and
+	 * the producers have gone; a sync on every CPU's queue drains them. */
+	if (s->multi) {
+		for (unsigned c = 0; c < CPU_SETSIZE; c++) {
+			cpu_set_t one;
+
+			if (!CPU_ISSET(c, &allowed))
+				continue;
+			CPU_ZERO(&one);
+			CPU_SET(c, &one);
+			ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+			ASSERT_OK(hwt_cmdq_sync(s->q));
+		}
+		ASSERT_EQ(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
+	}
 
 	/* ... and afterwards the queue works: every producer's last sync. */
 	for (unsigned p = 0; p < s->nprod; p++) {
@@ -366,7 +447,7 @@ static void scenario(uint64_t *g, unsigned idx)
 	/* every command of a call that succeeded executed */
 	for (unsigned p = 0; p < s->nprod; p++)
 		for (uint64_t i = 0; i < pr[p].seq; i++)
-			if ((pr[p].sure[i / 8] >> (i % 8) & 1) && !(s->done[p][i / 8] >> (i % 8) & 1))
+			if ((pr[p].sure[i / 8] >> (i % 8) & 1) && !seen_done(s, p, i))
 				hwt_test_fail(__FILE__, __LINE__,
 					      "seed 0x%llx scenario %u: producer %u seq %llu lost",
 					      (unsigned long long)seed0(), idx, p,
@@ -382,7 +463,7 @@ static void scenario(uint64_t *g, unsigned idx)
 	hwt_smmu_dev_destroy(s->dev);
 	for (unsigned p = 0; p < s->nprod; p++) {
 		free(pr[p].sure);
-		free(s->done[p]);
+		free((void *)s->done[p]);
 	}
 	free(s);
 }
@@ -391,6 +472,8 @@ TEST_TIMEOUT(stress_api_random, 300)
 {
 	uint64_t g = seed0();
 	unsigned n = (unsigned)env_u64("HWT_STRESS_SCENARIOS", 4);
+
+	ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
 
 	TLOG("seed 0x%llx (HWT_STRESS_SEED=0x%llx replays it)", (unsigned long long)g,
 	     (unsigned long long)g);
