@@ -112,7 +112,7 @@ broken (q) space refresh in one CAS (ABA two laps on), new|-DFOLD=1 -DOWNOPT=1 -
 broken (r) per-CPU: commit not last (PROD before the last entry)|-DCALLS0=2 -DNCALLS=1 -DBROKEN_COMMIT=1|assertion violated P[26]_|percpu.pml
 broken (s) per-CPU: sync covers only the queue of the CPU it runs on|-DCALLS0=2 -DNCALLS=1 -DBROKEN_LOCAL=1|assertion violated P3_sync_all_queues|percpu.pml
 broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBROKEN_SLOT=1|assertion violated P6_own_completion|percpu.pml
-broken (v) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
+broken (x) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
 '
