@@ -405,9 +405,12 @@ static inline _Atomic uint32_t *hwt__reg_q_cons(struct hwt__smmu_regs *r, unsign
 
 /* DB2 after an R_PROD made by the caller (hwt__reg_q_prod): on the
  * asymmetric doorbell a compiler barrier and a relaxed load (the sleeper's
- * SB orders them, see above); else a seq_cst load after the caller's seq_cst
- * store.  A producer preempted before this only delays the wake-up: the
- * device's S3 reads every enabled queue's PROD. */
+ * SB orders them, see above); else a seq_cst fence and a seq_cst load.  The
+ * caller's R_PROD is a release store (the rseq commit: a plain mov on
+ * x86_64), and x86_64 lets a later load pass it in the store buffer: without
+ * the fence DB2 can miss S1 while S3 misses the PROD (stress_doorbell_rseq).
+ * A producer preempted before this only delays the wake-up: the device's S3
+ * reads every enabled queue's PROD. */
 static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
 {
 	if (__builtin_expect(r->asym, 1)) {
@@ -416,6 +419,7 @@ static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
 			hwt__reg_wake(r);
 		return;
 	}
+	atomic_thread_fence(memory_order_seq_cst); /* R_PROD before DB2: against S1/S3 */
 	hwt__reg_ring(r);                                                          /* DB2 */
 }
 
@@ -425,11 +429,14 @@ static inline void hwt__reg_q_write_prod(struct hwt__smmu_regs *r, unsigned i, u
 {
 	/* Two constant orders, not one chosen at run time: a variable order
 	 * compiles as seq_cst, an xchg (a locked instruction) on x86_64. */
-	if (__builtin_expect(r->asym, 1))
+	if (__builtin_expect(r->asym, 1)) {
 		atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_release); /* R_PROD */
-	else
-		atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_seq_cst); /* R_PROD */
-	hwt__reg_q_doorbell(r);
+		hwt__reg_q_doorbell(r);
+		return;
+	}
+	/* A seq_cst store needs no fence before DB2. */
+	atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_seq_cst);        /* R_PROD */
+	hwt__reg_ring(r);                                                                 /* DB2 */
 }
 
 /* PROD of queue i as last written; the driver's own value, so relaxed. */

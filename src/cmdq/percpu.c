@@ -289,7 +289,8 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint64_t *de
 		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k, qi, prod);
 
 		if (!err) {
-			/* DB2 after our commit (R_PROD): no locked instruction. */
+			/* DB2 after our commit (R_PROD): no locked instruction (a fence
+			 * on the symmetric doorbell only, bus/regs.h). */
 			hwt__reg_q_doorbell(q->regs);
 			return 0;
 		}
