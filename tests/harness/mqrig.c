@@ -3,28 +3,12 @@
 #include "harness/mqrig.h"
 #include "harness/harness.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmdq/impl.h"
 #include "device/impl.h"
-
-static void violation(struct mqrig *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void violation(struct mqrig *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (atomic_fetch_add_explicit(&r->violations, 1, memory_order_relaxed) == 0) {
-		pthread_mutex_lock(&r->why_lock);
-		va_start(ap, fmt);
-		vsnprintf(r->why, sizeof(r->why), fmt, ap);
-		va_end(ap);
-		pthread_mutex_unlock(&r->why_lock);
-	}
-}
 
 static unsigned queue_of(struct mqrig *r, const void *p)
 {
@@ -47,23 +31,23 @@ static int exec_one(struct mqrig *r, const uint64_t dw[2], unsigned qi)
 		return HWT_SMMU_CERROR_NONE;
 	}
 	if (op != MQRIG_OP || p >= MQRIG_MAXP || seq >= r->cap || !r->seen[p]) {
-		violation(r, "foreign command 0x%016llx 0x%016llx", (unsigned long long)dw[0],
+		tst_note(&r->why, "foreign command 0x%016llx 0x%016llx", (unsigned long long)dw[0],
 			  (unsigned long long)dw[1]);
 		return HWT_SMMU_CERROR_NONE;
 	}
 	bit = 1ull << (seq % 64);
 	old = atomic_load_explicit(&r->seen[p][seq / 64], memory_order_relaxed);
 	if (old & bit)
-		violation(r, "producer %u: seq %llu executed twice", p, (unsigned long long)seq);
+		tst_note(&r->why, "producer %u: seq %llu executed twice", p, (unsigned long long)seq);
 	atomic_store_explicit(&r->seen[p][seq / 64], old | bit, memory_order_relaxed);
 	if (qi < MQRIG_MAXQ) {
 		if (seq < r->next[p][qi])
-			violation(r, "producer %u: seq %llu on queue %u after seq %llu", p,
+			tst_note(&r->why, "producer %u: seq %llu on queue %u after seq %llu", p,
 				  (unsigned long long)seq, qi, (unsigned long long)r->next[p][qi] - 1);
 		r->next[p][qi] = seq + 1;
 		atomic_fetch_add_explicit(&r->per_queue[qi], 1, memory_order_relaxed);
 	} else {
-		violation(r, "producer %u: seq %llu not from queue memory", p, (unsigned long long)seq);
+		tst_note(&r->why, "producer %u: seq %llu not from queue memory", p, (unsigned long long)seq);
 	}
 	atomic_store_explicit(&r->executed[p],
 			      atomic_load_explicit(&r->executed[p], memory_order_relaxed) + 1,
@@ -95,7 +79,7 @@ void mqrig_up(struct mqrig *r, const struct mqrig_opt *opt)
 
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->log.lock, NULL);
-	pthread_mutex_init(&r->why_lock, NULL);
+	tst_why_init(&r->why);
 	r->cap = opt->cap ? opt->cap : 1u << 16;
 	for (unsigned p = 0; p < MQRIG_MAXP; p++) {
 		r->seen[p] = calloc((r->cap + 63) / 64, sizeof(*r->seen[p]));
@@ -154,5 +138,5 @@ bool mqrig_done(struct mqrig *r, unsigned p, uint64_t seq)
 
 const char *mqrig_violation(struct mqrig *r)
 {
-	return atomic_load_explicit(&r->violations, memory_order_relaxed) ? r->why : NULL;
+	return tst_why_first(&r->why);
 }

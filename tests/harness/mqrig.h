@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "harness/rig.h"
+#include "harness/why.h"
 
 #define MQRIG_MAXP 64
 #define MQRIG_MAXQ 8            /* queues whose order the executor checks */
@@ -61,11 +62,9 @@ struct mqrig {
 	_Atomic uint64_t executed[MQRIG_MAXP];
 	uint64_t next[MQRIG_MAXP][MQRIG_MAXQ]; /* executor only */
 	_Atomic uint64_t per_queue[MQRIG_MAXQ];
-	_Atomic unsigned violations;
+	struct tst_why why;                /* the executor's violations */
 	_Atomic int gate;                  /* 1: MQRIG_GATE fails (ABT) */
 	_Atomic unsigned gate_tries, gate_passed;
-	char why[256];
-	pthread_mutex_t why_lock;
 };
 
 void mqrig_up(struct mqrig *r, const struct mqrig_opt *opt);

@@ -10,13 +10,13 @@
  */
 #include "harness/harness.h"
 #include "harness/cmds.h"
+#include "harness/why.h"
 
 #include <hwtune/hwtune.h>
 #include <hwtune/smmu_model.h>
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,25 +39,8 @@ struct run {
 	 * (relaxed: the sync's completion acquire orders the read). */
 	_Atomic uint64_t executed[MAXP];
 	_Atomic uint64_t issued[MAXP];
-	_Atomic unsigned violations;
-	char why[256];
-	pthread_mutex_t why_lock;
+	struct tst_why why; /* violations */
 };
-
-static void violation(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void violation(struct run *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (atomic_fetch_add_explicit(&r->violations, 1, memory_order_relaxed) == 0) {
-		pthread_mutex_lock(&r->why_lock);
-		va_start(ap, fmt);
-		vsnprintf(r->why, sizeof(r->why), fmt, ap);
-		va_end(ap);
-		pthread_mutex_unlock(&r->why_lock);
-	}
-}
 
 static int handler(void *ctx, const uint64_t dw[2])
 {
@@ -66,13 +49,13 @@ static int handler(void *ctx, const uint64_t dw[2])
 	uint64_t seq = dw[1] & ((1ull << SEQ_BITS) - 1), next;
 
 	if ((dw[0] & 0xff) != STRESS_OP || p >= MAXP) {
-		violation(r, "foreign command 0x%016llx 0x%016llx", (unsigned long long)dw[0],
+		tst_note(&r->why, "foreign command 0x%016llx 0x%016llx", (unsigned long long)dw[0],
 			  (unsigned long long)dw[1]);
 		return HWT_SMMU_CERROR_NONE;
 	}
 	next = atomic_load_explicit(&r->executed[p], memory_order_relaxed);
 	if (seq != next)
-		violation(r, "producer %u: executed seq %llu, expected %llu (%s)", p,
+		tst_note(&r->why, "producer %u: executed seq %llu, expected %llu (%s)", p,
 			  (unsigned long long)seq, (unsigned long long)next,
 			  seq < next ? "duplicate" : "lost or reordered");
 	atomic_store_explicit(&r->executed[p], seq + 1, memory_order_relaxed);
@@ -90,7 +73,7 @@ static void check_synced(struct run *r, unsigned p, uint64_t seq)
 	uint64_t done = atomic_load_explicit(&r->executed[p], memory_order_relaxed);
 
 	if (done != seq)
-		violation(r, "producer %u: CMD_SYNC returned with %llu of %llu commands executed", p,
+		tst_note(&r->why, "producer %u: CMD_SYNC returned with %llu of %llu commands executed", p,
 			  (unsigned long long)done, (unsigned long long)seq);
 }
 
@@ -148,7 +131,7 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 	struct run *r = calloc(1, sizeof(*r));
 	uint64_t total = 0;
 
-	pthread_mutex_init(&r->why_lock, NULL);
+	tst_why_init(&r->why);
 	r->batch = batch;
 	r->use_batch_api = batch_api;
 	r->min_iter = min_iter;
@@ -182,10 +165,10 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 		ASSERT_EQ(atomic_load_explicit(&r->executed[i], memory_order_relaxed), issued);
 		total += issued;
 	}
-	if (atomic_load_explicit(&r->violations, memory_order_relaxed))
+	if (tst_why_first(&r->why))
 		hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u n=%u %s: %u violations, first: %s",
 			      threads, batch, shift, disable_msi ? "cons" : "msi",
-			      atomic_load_explicit(&r->violations, memory_order_relaxed), r->why);
+			      tst_why_count(&r->why), tst_why_first(&r->why));
 	ASSERT_EQ(st.cmds - st.syncs, total);
 	ASSERT_EQ(st.errors, 0);
 	TLOG("T=%u B=%2u%s n=%u %-4s: %llu commands, %llu syncs", threads, batch,
@@ -449,7 +432,7 @@ static void faults_midstream(bool disable_msi)
 	pthread_t t[4], inj;
 	struct faults *f = calloc(1, sizeof(*f));
 
-	pthread_mutex_init(&f->r.why_lock, NULL);
+	tst_why_init(&f->r.why);
 	hwt_smmu_dev_config_default(&dc);
 	dc.cmdqs = 7;
 	dc.handler = fault_handler;
@@ -480,8 +463,8 @@ static void faults_midstream(bool disable_msi)
 		ASSERT_EQ(atomic_load_explicit(&f->r.executed[i], memory_order_relaxed),
 			  atomic_load_explicit(&f->r.issued[i], memory_order_relaxed));
 	}
-	if (atomic_load_explicit(&f->r.violations, memory_order_relaxed))
-		hwt_test_fail(__FILE__, __LINE__, "%s", f->r.why);
+	if (tst_why_first(&f->r.why))
+		hwt_test_fail(__FILE__, __LINE__, "%s", tst_why_first(&f->r.why));
 	/* every bad command was seen once and reported once */
 	ASSERT_EQ(f->poisons_seen, f->poisons_issued);
 	ASSERT_EQ(f->ill_logs, f->poisons_issued);

@@ -38,7 +38,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +58,9 @@ struct storm {
 	_Atomic unsigned running;          /* producers still running */
 	_Atomic pid_t tid[NPROD];
 	_Atomic uint64_t signals, moves, calls, syncs;
-	_Atomic unsigned bad;              /* sync semantics broken */
+	struct tst_why bad;                /* sync semantics broken */
 	bool gated;                        /* gate commands and a gatekeeper */
 	unsigned ncpu;
-	char why[256];
-	pthread_mutex_t why_lock;
 };
 
 struct producer {
@@ -73,21 +70,6 @@ struct producer {
 	const char *what; /* the call that failed */
 	uint64_t issued;
 };
-
-static void bad(struct storm *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void bad(struct storm *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed) == 0) {
-		pthread_mutex_lock(&s->why_lock);
-		va_start(ap, fmt);
-		vsnprintf(s->why, sizeof(s->why), fmt, ap);
-		va_end(ap);
-		pthread_mutex_unlock(&s->why_lock);
-	}
-}
 
 static uint64_t stress_ms(void)
 {
@@ -138,10 +120,10 @@ static void *produce(void *arg)
 			/* A_MSI / A_CONS of the sync order the executor's count. */
 			if (!pr->err &&
 			    atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
-				bad(s, "producer %u: hwt_cmdq_sync returned 0 with %llu of %llu commands "
-				       "executed", pr->id,
-				    (unsigned long long)atomic_load(&r->executed[pr->id]),
-				    (unsigned long long)seq);
+				tst_note(&s->bad, "producer %u: hwt_cmdq_sync returned 0 with %llu of %llu "
+					 "commands executed", pr->id,
+					 (unsigned long long)atomic_load(&r->executed[pr->id]),
+					 (unsigned long long)seq);
 			continue;
 		}
 		if (!n && !sync)
@@ -158,16 +140,16 @@ static void *produce(void *arg)
 		seq += n;
 		atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
 		if (!pr->err && sync && n && !mqrig_done(r, pr->id, seq - 1))
-			bad(s, "producer %u: issue(sync) returned 0 before its command %llu executed",
-			    pr->id, (unsigned long long)(seq - 1));
+			tst_note(&s->bad, "producer %u: issue(sync) returned 0 before its command %llu "
+				 "executed", pr->id, (unsigned long long)(seq - 1));
 	}
 	if (!pr->err) {
 		pr->err = hwt_cmdq_sync(r->q);
 		pr->what = "the last hwt_cmdq_sync";
 		if (!pr->err && atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
-			bad(s, "producer %u: the last hwt_cmdq_sync returned 0 with %llu of %llu executed",
-			    pr->id, (unsigned long long)atomic_load(&r->executed[pr->id]),
-			    (unsigned long long)seq);
+			tst_note(&s->bad, "producer %u: the last hwt_cmdq_sync returned 0 with %llu of %llu "
+				 "executed", pr->id, (unsigned long long)atomic_load(&r->executed[pr->id]),
+				 (unsigned long long)seq);
 	}
 	pr->issued = seq;
 	atomic_fetch_sub_explicit(&s->running, 1, memory_order_release);
@@ -253,7 +235,7 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 	size_t len = 0;
 
 	ASSERT_TRUE(s);
-	pthread_mutex_init(&s->why_lock, NULL);
+	tst_why_init(&s->bad);
 	mqrig_up(&s->r, &opt);
 	hwt_cmdq_get_info(s->r.q, &info);
 	s->gated = storm;
@@ -298,9 +280,9 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 	v = mqrig_violation(&s->r);
 	if (v)
 		hwt_test_fail(__FILE__, __LINE__, "%s path: executor: %s", info.insert_path, v);
-	if (atomic_load_explicit(&s->bad, memory_order_relaxed))
+	if (tst_why_first(&s->bad))
 		hwt_test_fail(__FILE__, __LINE__, "%s path: %u sync violations, first: %s",
-			      info.insert_path, s->bad, s->why);
+			      info.insert_path, tst_why_count(&s->bad), tst_why_first(&s->bad));
 	for (unsigned i = 0; i < NPROD; i++) {
 		uint64_t done = atomic_load_explicit(&s->r.executed[i], memory_order_relaxed);
 
