@@ -6,7 +6,11 @@
  * the device (oversubscribed: a producer preempted anywhere).  Every command carries (producer,
  * sequence); the device's handler checks exactly-once delivery and
  * per-producer order, and every returned CMD_SYNC checks that all of its
- * producer's earlier commands were executed.
+ * producer's earlier commands were executed.  The one-CPU runs and the
+ * faults again with one queue per CPU (HWT_CMDQ_QUEUES_PER_CPU): on one CPU
+ * every call goes to that CPU's queue, so the same checks hold, on the rseq
+ * path (where registered: a preempted producer restarts its section) or the
+ * shared one (tests/run.sh reruns this program with rseq off).
  */
 #include "harness/harness.h"
 #include "harness/cmds.h"
@@ -121,15 +125,18 @@ static void *produce(void *arg)
 /* One run: threads producers for ms (and min_iter calls each at least);
  * every wait of every call gives up after timeout_ns (-ETIMEDOUT fails). */
 static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
-		       bool disable_msi, unsigned ms, unsigned min_iter, uint64_t timeout_ns)
+		       bool disable_msi, unsigned ms, unsigned min_iter, uint64_t timeout_ns,
+		       unsigned queues)
 {
 	struct hwt_smmu_dev_config dc;
 	struct hwt_smmu_dev_stats st;
 	struct producer pr[MAXP];
 	struct hwt_cmdq_options o;
+	struct hwt_cmdq_info info;
 	pthread_t t[MAXP];
 	struct run *r = calloc(1, sizeof(*r));
 	uint64_t total = 0;
+	char path[32];
 
 	tst_why_init(&r->why);
 	r->batch = batch;
@@ -144,8 +151,12 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 	o.entries_log2 = shift;
 	o.disable_msipolling = disable_msi;
 	o.timeout_ns = timeout_ns;
+	o.queues = queues;
 	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));
 	ASSERT_OK(hwt_smmu_dev_start(r->dev));
+	hwt_cmdq_get_info(r->q, &info);
+	snprintf(path, sizeof(path), info.queues > 1 ? " %u queues, %s" : "", info.queues,
+		 info.insert_path);
 	r->end_ns = hwt__now_ns() + ms * 1000000ull;
 	for (unsigned i = 0; i < threads; i++) {
 		pr[i] = (struct producer){ r, i, 0 };
@@ -159,20 +170,20 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 		uint64_t issued = atomic_load_explicit(&r->issued[i], memory_order_relaxed);
 
 		if (pr[i].err)
-			hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u%s n=%u %s: producer %u: %s",
+			hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u%s n=%u %s%s: producer %u: %s",
 				      threads, batch, batch_api ? " (batch API)" : "", shift,
-				      disable_msi ? "cons" : "msi", i, strerror(-pr[i].err));
+				      disable_msi ? "cons" : "msi", path, i, strerror(-pr[i].err));
 		ASSERT_EQ(atomic_load_explicit(&r->executed[i], memory_order_relaxed), issued);
 		total += issued;
 	}
 	if (tst_why_first(&r->why))
-		hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u n=%u %s: %u violations, first: %s",
-			      threads, batch, shift, disable_msi ? "cons" : "msi",
+		hwt_test_fail(__FILE__, __LINE__, "T=%u B=%u n=%u %s%s: %u violations, first: %s",
+			      threads, batch, shift, disable_msi ? "cons" : "msi", path,
 			      tst_why_count(&r->why), tst_why_first(&r->why));
 	ASSERT_EQ(st.cmds - st.syncs, total);
 	ASSERT_EQ(st.errors, 0);
-	TLOG("T=%u B=%2u%s n=%u %-4s: %llu commands, %llu syncs", threads, batch,
-	     batch_api ? " api" : "    ", shift, disable_msi ? "cons" : "msi",
+	TLOG("T=%u B=%2u%s n=%u %-4s%s: %llu commands, %llu syncs", threads, batch,
+	     batch_api ? " api" : "    ", shift, disable_msi ? "cons" : "msi", path,
 	     (unsigned long long)total, (unsigned long long)st.syncs);
 	hwt_cmdq_destroy(r->q);
 	hwt_smmu_dev_destroy(r->dev);
@@ -180,10 +191,10 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 }
 
 static void stress_one(unsigned threads, unsigned batch, bool batch_api, unsigned shift,
-		       bool disable_msi, unsigned ms)
+		       bool disable_msi, unsigned ms, unsigned queues)
 {
 	/* generous: 8 producers + device on 2 cores, TSAN, qemu */
-	stress_run(threads, batch, batch_api, shift, disable_msi, ms, 300, 20000000000ull);
+	stress_run(threads, batch, batch_api, shift, disable_msi, ms, 300, 20000000000ull, queues);
 }
 
 static void stress_matrix(unsigned threads, bool disable_msi)
@@ -195,7 +206,7 @@ static void stress_matrix(unsigned threads, bool disable_msi)
 
 	for (unsigned shift = 7; shift <= 8; shift++)
 		for (unsigned i = 0; i < sizeof(b) / sizeof(b[0]); i++)
-			stress_one(threads, b[i].batch, b[i].api, shift, disable_msi, 100);
+			stress_one(threads, b[i].batch, b[i].api, shift, disable_msi, 100, 1);
 }
 
 #define STRESS(name, threads, cons)              \
@@ -219,18 +230,29 @@ static void one_cpu(void)
 	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0); /* threads inherit it */
 }
 
-TEST_TIMEOUT(stress_8p_one_cpu_msi, 120)
+static void eight_on_one_cpu(bool disable_msi, unsigned queues)
 {
 	one_cpu();
-	stress_one(8, 7, false, 7, false, 100);
-	stress_one(8, 64, false, 7, false, 100);
+	stress_one(8, 7, false, 7, disable_msi, 100, queues);
+	stress_one(8, 64, false, 7, disable_msi, 100, queues);
+}
+
+TEST_TIMEOUT(stress_8p_one_cpu_msi, 120)
+{
+	eight_on_one_cpu(false, 1);
 }
 
 TEST_TIMEOUT(stress_8p_one_cpu_cons, 120)
 {
+	eight_on_one_cpu(true, 1);
+}
+
+/* One queue per CPU, all calls on one: 50 ms each of MSI and CONS. */
+TEST_TIMEOUT(stress_8p_one_cpu_per_cpu_queues, 120)
+{
 	one_cpu();
-	stress_one(8, 7, false, 7, true, 100);
-	stress_one(8, 64, false, 7, true, 100);
+	stress_one(8, 7, false, 7, false, 50, HWT_CMDQ_QUEUES_PER_CPU);
+	stress_one(8, 64, false, 7, true, 50, HWT_CMDQ_QUEUES_PER_CPU);
 }
 
 /*
@@ -242,24 +264,36 @@ TEST_TIMEOUT(stress_8p_one_cpu_cons, 120)
  * CMD_SYNC on 256 entries: two calls fill the queue, so nearly every call
  * waits for space; batch 0: the CMD_SYNC waiters themselves.
  */
-static void oversubscribed(bool disable_msi)
+static void oversubscribed(bool disable_msi, unsigned queues)
 {
 	uint64_t timeout_ns = (uint64_t)(2e9 * hwt_test_scale());
 
 	one_cpu();
-	stress_run(64, 100, false, 8, disable_msi, 100, 20, timeout_ns);
-	stress_run(64, 7, false, 7, disable_msi, 100, 20, timeout_ns);
-	stress_run(64, 0, false, 7, disable_msi, 100, 20, timeout_ns);
+	stress_run(64, 100, false, 8, disable_msi, 100, 20, timeout_ns, queues);
+	stress_run(64, 7, false, 7, disable_msi, 100, 20, timeout_ns, queues);
+	stress_run(64, 0, false, 7, disable_msi, 100, 20, timeout_ns, queues);
 }
 
 TEST_TIMEOUT(stress_64p_one_cpu_msi, 120)
 {
-	oversubscribed(false);
+	oversubscribed(false, 1);
 }
 
 TEST_TIMEOUT(stress_64p_one_cpu_cons, 120)
 {
-	oversubscribed(true);
+	oversubscribed(true, 1);
+}
+
+/* The rseq path's restarts (or the shared path's preemptions) with 63
+ * other producers on the CPU, and its waits for space. */
+TEST_TIMEOUT(stress_64p_one_cpu_per_cpu_queues_msi, 120)
+{
+	oversubscribed(false, HWT_CMDQ_QUEUES_PER_CPU);
+}
+
+TEST_TIMEOUT(stress_64p_one_cpu_per_cpu_queues_cons, 120)
+{
+	oversubscribed(true, HWT_CMDQ_QUEUES_PER_CPU);
 }
 
 STRESS(stress_1p_msi, 1, false)
