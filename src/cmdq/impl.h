@@ -63,6 +63,7 @@ struct hwt_cmdq {
 	 * written by a sleeper and by a last leaver that finds one, read by
 	 * every last leaver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
+	_Atomic uint64_t space_handons; /* hand-ons (cmdq.c hand_on), relaxed: a statistic */
 
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
