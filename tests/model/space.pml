@@ -123,31 +123,35 @@ inline wake_tail(wg, wk, woke)
 inline wake_space_sleeper(wg, wk, woke)
 {
 	atomic { wg = gen; wk = kmin };                         /* L2 */
-	wake_tail(wg, wk, woke)
+	wake_tail(wg, wk, woke);
+	wg = 0; wk = 0; woke = 0                                /* dead: fewer states */
 }
 
-/* leave(): the last one out installs what it read of the device (r). */
-inline leave(r, wg, wk, woke)
+/* leave(): the last one out installs what it read of the device (r), and
+ * (last, from the CAS's own result) wakes a sleeper. */
+inline leave(r, wg, wk, woke, last)
 {
 #if BROKEN_EARLY
 	atomic { wg = gen; wk = kmin };                         /* broken: L2 first */
 #endif
 	atomic {                                                /* L1: the leave CAS */
 		waiters--;
+		last = (waiters == 0);
 		if
-		:: waiters == 0 -> used = used - r; hwdone = hwdone - r; cabs = cabs + r
+		:: last -> used = used - r; hwdone = hwdone - r; cabs = cabs + r
 		:: else
 		fi
 	};
 	if
-	:: waiters == 0 ->
+	:: last ->
 #if BROKEN_EARLY
 		wake_tail(wg, wk, woke)
 #else
 		wake_space_sleeper(wg, wk, woke)
 #endif
 	:: else
-	fi
+	fi;
+	last = 0
 }
 
 /*
@@ -168,10 +172,10 @@ inline hand_on(km, u, c, seen, wg, wk, woke)
 proctype W()
 {
 	byte r, wg, wk;
-	bit woke;
+	bit woke, last;
 
 	atomic { r = hwdone };                                  /* read CONS (A_CONS) */
-	leave(r, wg, wk, woke)
+	leave(r, wg, wk, woke, last)
 }
 
 proctype device()
@@ -185,11 +189,14 @@ proctype device()
 proctype sleeper(byte i; byte k)
 {
 	byte u, w, c, eg, ek, seen = 255, wg, wk, r;
-	bit woke, got;
+	bit woke, got, last;
 
 	kof[i] = k;
 	do
-	:: atomic { u = used; w = waiters; c = cabs };          /* wait_for_space: A_LLQ */
+	:: atomic {                                             /* wait_for_space: A_LLQ */
+		u = used; w = waiters; c = cabs;
+		eg = 0; ek = 0; r = 0; got = 0                  /* dead: fewer states */
+	   };
 		if
 		:: FITS(u, k) ->
 			wake_space_sleeper(wg, wk, woke);       /* the baton */
@@ -216,7 +223,7 @@ proctype sleeper(byte i; byte k)
 			:: got ->
 end_refresh:			hwdone > 0;                     /* CONS moved (or the deadline) */
 				atomic { r = hwdone };          /* A_CONS */
-				leave(r, wg, wk, woke)
+				leave(r, wg, wk, woke, last)
 			:: else
 			fi
 		:: !FITS(u, k) && w > 0 ->                      /* space_sleep */
