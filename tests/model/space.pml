@@ -2,8 +2,7 @@
 /*
  * Promela model of the space sleepers of src/cmdq/cmdq.c (the Z/L
  * handshake on space_evt, the baton, the refresher and the hand-on),
- * checked with SPIN by tests/model/run.sh.  See tests/model/README.md,
- * "The space sleepers".
+ * checked with SPIN by tests/model/run.sh.  See tests/model/space.md.
  *
  * What is kept of the queue: the shadow word llq as `used` (prod - cons of
  * the shadow: entries not yet freed in it), `waiters` and `cabs` (the
