@@ -200,7 +200,10 @@ static void wake_space_sleeper(struct hwt_cmdq *q)
  * read of e (we see its KMIN), or its Z2 comes after our read of v in S
  * and sees that cons or a later one, and does not sleep (the Dekker pair
  * again, with v acquired from L1's release sequence: L1 happens before our
- * read of e).  A stale KMIN (that sleeper left) costs one futex_wake.
+ * read of e).  A stale KMIN (that sleeper left, or was woken by a timeout)
+ * stays until a wake finds nobody asleep: until then each waiter that
+ * cannot fit makes one futex_wake per shadow cons it sees (mixed call
+ * sizes only; equal ones never hand on).
  */
 static void hand_on(struct hwt_cmdq *q, uint32_t e, uint64_t v, uint32_t k, uint32_t *seen)
 {
@@ -482,6 +485,8 @@ static int poll_until_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint3
 	struct sync_wait sw = { q, sync_prod };
 	int err;
 
+	/* w->arg = &sw dies with this frame: this is the call's last wait
+	 * (wait_for_sync leaves and returns), nothing reads it after. */
 	/* hwt__wait_change32 already spins: read the clock on every step */
 	hwt__devwait_next(w, 0, sync_waiting, &sw);
 

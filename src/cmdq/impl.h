@@ -211,7 +211,10 @@ int hwt__cmdq_word_take(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec);
  * its own first slow step, then sleeps: on the SEV event word when the
  * device signals events for this wait, else with a growing nanosleep.
  * `waiting` re-checks the condition for the event sleep (see
- * hwt__reg_wait_event).  q: the queue waited on (its enable says -ENODEV).
+ * hwt__reg_wait_event); what arg points to must live while a step with
+ * events may run: a wait whose condition dies before the call's next wait
+ * clears them (refresh_shadow), the next wait sets its own
+ * (hwt__devwait_next).  q: the queue waited on (its enable says -ENODEV).
  */
 struct hwt__devwait {
 	struct hwt_cmdq *q;
