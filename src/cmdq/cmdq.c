@@ -47,8 +47,8 @@
  *   R_CALIB (calib.c)/A_CALIB (issue.c)  auto-mode measurement done (or
  *                                 failed, the mode restored) -> issuers
  *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
- *                                 (seq_cst Dekker pair and fence X, see
- *                                 "Space waits"; hand_on the same pair)
+ *                                 (seq_cst Dekker pair, see "Space
+ *                                 waits"; hand_on the same pair)
  *
  * This is the protocol of one queue: with several (options.queues > 1)
  * each queue q->qi of the object runs it on its own registers
@@ -133,9 +133,9 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  *   space sleeper (space_sleep)            last leaver (leave), or the baton
  *   Z1 e = space_evt, KMIN lowered to k    L1 the leave CAS of llq (seq_cst)
  *      (a CAS, seq_cst)                    L2 w = load space_evt (seq_cst)
- *   X  seq_cst fence                       L3 if w has KMIN: wake one; if
- *   Z2 load llq (seq_cst): somebody           none slept, CAS w to the next
- *      registered, and no space?              generation, KMIN 0 (seq_cst),
+ *   Z2 read llq by an RMW that adds 0      L3 if w has KMIN: wake one; if
+ *      (seq_cst): somebody registered,        none slept, CAS w to the next
+ *      and no space?                          generation, KMIN 0 (seq_cst),
  *   Z3 futex_wait(space_evt, e, bounded)      then wake all (see below)
  *
  * In the total order S of seq_cst operations either Z1 precedes L2: the
@@ -144,25 +144,27 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  * generation, so that Z3 returns at once, and wakes all who slept on e
  * between its wake and its CAS.  A sleeper of e left asleep is woken by the
  * baton of the one woken, or by a later last leave: KMIN stays set until
- * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes X, so
- * Z2 reads L1's value or a later one (C11 7.17.3: a read after a seq_cst
- * fence sees the last seq_cst write before the fence in S or a later one in
- * the modification order), sees nobody registered and does not sleep, or a
- * later registration, whose last leave is then the wake-up.  So no wake-up
+ * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes Z2 in
+ * S, so in llq's modification order too (both are seq_cst writes), and Z2,
+ * an RMW, reads L1's value or a later one: it sees nobody registered and
+ * does not sleep, or a later registration, whose last leave is then the
+ * wake-up.  So no wake-up
  * is lost; Z3 is still bounded (SPACE_SLEEP_NS, the call's deadline) for
  * -ENODEV and the deadline.
  *
- * Why the fence X, and why every write of space_evt is seq_cst: llq is
+ * Why Z2 is an RMW, and why every write of space_evt is seq_cst: llq is
  * also written by acquire CASes (the reservation, the refresher's
- * registration) and a relaxed fetch_and (OWNED).  Without X, C11 lets a
- * seq_cst load read a non-seq_cst write that does not happen before the
- * last seq_cst one (C11 7.17.3p6), one older than L1 in llq's order: the
- * argument would need those RMWs seq_cst, the fast path's cost on aarch64
- * (casal for casa).  X on the sleeper, already on its way to a system
- * call, costs an mfence there; x86's lock cmpxchg and aarch64's casal/ldar
- * for Z1/Z2 were already that strong in practice.  Likewise L2 may read
- * only seq_cst writes of space_evt, so the generation's end is a seq_cst
- * CAS, not a relaxed one (a cold path).  A leaver makes system calls only
+ * registration) and a relaxed fetch_and (OWNED).  A seq_cst load may read
+ * a non-seq_cst write that does not happen before the last seq_cst one
+ * (C11 7.17.3p6), one older than L1 in llq's order: the argument would
+ * need those RMWs seq_cst, the fast path's cost on aarch64 (casal for
+ * casa).  A seq_cst fence before a plain Z2 would do too, but TSan builds
+ * refuse atomic_thread_fence.  The RMW costs the sleeper, on its way to a
+ * system call anyway, one locked instruction and the llq line; it leaves
+ * the value as it was, so no reservation CAS fails for it, and it keeps
+ * llq's release sequences (every write of llq stays an RMW).  Likewise L2
+ * may read only seq_cst writes of space_evt, so the generation's end is a
+ * seq_cst CAS, not a relaxed one (a cold path).  A leaver makes system calls only
  * while KMIN is set, not on every call while a woken sleeper waits for the
  * CPU.  On x86 L1 is the lock cmpxchg a release CAS is anyway, L2 a plain
  * load; aarch64: casal, ldar.
@@ -195,15 +197,18 @@ static void wake_space_sleeper(struct hwt_cmdq *q)
 
 /*
  * The hand-on: we cannot fit k in the shadow v, but a sleeper of KMIN < k
- * (e, a value of space_evt read after v) would: wake one sleeper, once per
- * shadow cons we saw (*seen).  The smaller sleeper either slept before our
- * read of e (we see its KMIN), or its Z2 comes after our read of v in S
- * and sees that cons or a later one, and does not sleep (the Dekker pair
- * again, with v acquired from L1's release sequence: L1 happens before our
- * read of e).  A stale KMIN (that sleeper left, or was woken by a timeout)
- * stays until a wake finds nobody asleep: until then each waiter that
- * cannot fit makes one futex_wake per shadow cons it sees (mixed call
- * sizes only; equal ones never hand on).
+ * (e: our Z1's value, or a seq_cst read after v) would: wake one sleeper,
+ * once per shadow cons we saw (*seen).  A smaller sleeper whose Z1 comes
+ * after our read of e is not lost: its Z1 precedes its Z2, so either its
+ * Z2 sees the cons that made room (it does not sleep), or the last leave
+ * that installs it follows its Z1 and wakes one sleeper of that
+ * generation, and every waiter woken reads space_evt afresh (its own Z1,
+ * or this read) and fits (the baton) or hands on in turn.
+ * tests/model/space.pml checks these interleavings, with every choice of
+ * whom a wake-one wakes.  A stale KMIN (that sleeper left, or was woken by
+ * a timeout) stays until a wake finds nobody asleep: until then each
+ * waiter that cannot fit makes one futex_wake per shadow cons it sees
+ * (mixed call sizes only; equal ones never hand on).
  */
 static void hand_on(struct hwt_cmdq *q, uint32_t e, uint64_t v, uint32_t k, uint32_t *seen)
 {
@@ -325,8 +330,7 @@ static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, u
 		n = (e & SPACE_KMIN) && (e & SPACE_KMIN) <= space_k(k) ? e : (e & ~SPACE_KMIN) | space_k(k);
 	while (!atomic_compare_exchange_weak_explicit(&q->space_evt, &e, n, memory_order_seq_cst, /* Z1 */
 						      memory_order_relaxed));
-	atomic_thread_fence(memory_order_seq_cst);                                      /* X */
-	v = atomic_load_explicit(&q->llq, memory_order_seq_cst);                        /* Z2 */
+	v = atomic_fetch_or_explicit(&q->llq, 0, memory_order_seq_cst);                 /* Z2 */
 	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
 		hand_on(q, n, v, k, seen);
 		hwt__futex_wait(&q->space_evt, n,                                       /* Z3 */

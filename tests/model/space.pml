@@ -25,8 +25,9 @@
  * One Promela statement is one access to shared state, as in cmdq.pml; a
  * CAS loop whose new value depends only on what it loaded is one statement.
  * SPIN interleaves under sequential consistency: the C11 argument that the
- * seq_cst operations, the sleeper's fence and the release sequence of llq
- * give this is in cmdq.c (the Z/L comment), not checked here.  Not
+ * seq_cst operations, the sleeper's RMW read of llq (Z2) and the release
+ * sequence of llq give this is in cmdq.c (the Z/L comment), not checked
+ * here.  Not
  * modelled: the 2 us spin before a sleep (it delays, it decides nothing)
  * and the sleep's 10 ms bound and the call's deadline: the check is that no
  * sleeper needs them while the device makes progress or room exists.
@@ -233,7 +234,7 @@ end_refresh:			hwdone > 0;                     /* CONS moved (or the deadline) *
 				fi;
 				eg = gen; ek = kmin
 			};
-			atomic { u = used; w = waiters; c = cabs }; /* Z2 (after the fence) */
+			atomic { u = used; w = waiters; c = cabs }; /* Z2 (an RMW read) */
 			if
 			:: w > 0 && !FITS(u, k) ->
 				hand_on(ek, u, c, seen, wg, wk, woke);
