@@ -44,6 +44,23 @@ static void wait_executed(struct hwt_smmu_dev *dev, uint64_t n)
 	ASSERT_TRUE(!"the device executed the commands");
 }
 
+/* cmdq.c's layouts: llq's waiter count, space_evt's KMIN field. */
+#define LLQ_WAITERS (0xfffull << 52)
+#define SPACE_KMIN 0xfffu
+
+/* Bounded (5 s): until somebody is registered in llq, or (kmin) until a
+ * space sleeper announced itself in space_evt. */
+static void wait_for(struct hwt_cmdq *q, bool kmin)
+{
+	for (int i = 0; i < 50000; i++) {
+		if (kmin ? atomic_load_explicit(&q->space_evt, memory_order_relaxed) & SPACE_KMIN
+			 : atomic_load_explicit(&q->llq, memory_order_relaxed) & LLQ_WAITERS)
+			return;
+		hwt__sleep_ns(100000);
+	}
+	ASSERT_TRUE(!"W registered, B announced");
+}
+
 /*
  * One round, a queue of 128.  The device executes 50 commands and pauses;
  * 50 more are queued (the shadow cons still 0).  W's CMD_SYNC (slot 100)
@@ -77,9 +94,13 @@ static uint64_t handon_round(bool disable_msi)
 	s = (struct call){ .q = r.q, .cmds = cmds, .n = 30 };
 	h0 = atomic_load_explicit(&r.q->space_handons, memory_order_relaxed);
 	ASSERT_EQ(pthread_create(&tw, NULL, run_call, &w), 0);
-	hwt__sleep_ns(20000000); /* W registered (27 free) */
+	/* W registered (27 free), then 50 ms for its first slow step: B's
+	 * and S's deadlines come after W's, which ends the wait */
+	wait_for(r.q, false);
+	hwt__sleep_ns(50000000);
 	ASSERT_EQ(pthread_create(&tb, NULL, run_call, &b), 0);
-	hwt__sleep_ns(20000000); /* B asleep */
+	wait_for(r.q, true); /* B's Z1 */
+	hwt__sleep_ns(5000000); /* B asleep */
 	ASSERT_EQ(pthread_create(&ts, NULL, run_call, &s), 0);
 	pthread_join(ts, NULL); /* after W's timeout: bounded by S's own */
 	ASSERT_EQ(s.result, 0);
