@@ -16,8 +16,8 @@
  *              1 on even laps, 0 on odd laps), so the map is never cleared.
  *   owner_prod end of the range the previous owner published to the device.
  *   space_evt  where space waiters sleep while the shadow cons is frozen:
- *              a generation count and (bit 0) "somebody may sleep on this
- *              generation" (the Z/L handshake below).
+ *              a generation count and the smallest k of a sleeper of this
+ *              generation, 0 for none (the Z/L handshake below).
  *
  * The shadow cons moves only when the last CMD_SYNC waiter leaves, in the
  * CAS that unregisters it; a producer short of space, finding no waiter,
@@ -47,7 +47,8 @@
  *   R_CALIB (calib.c)/A_CALIB (issue.c)  auto-mode measurement done (or
  *                                 failed, the mode restored) -> issuers
  *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
- *                                 (seq_cst Dekker pair, see space_sleep)
+ *                                 (seq_cst Dekker pair, see "Space
+ *                                 waits"; hand_on the same pair)
  *
  * This is the protocol of one queue: with several (options.queues > 1)
  * each queue q->qi of the object runs it on its own registers
@@ -115,46 +116,113 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  * is registered, one waiter registers as the refresher and watches the
  * device for the others (refresh_shadow), who sleep.
  *
- * The handshake (seq_cst, a Dekker pair; no fence beyond the leave's CAS):
+ * space_evt: bits 11:0 (KMIN) the smallest k of a sleeper of this
+ * generation, capped at 4095 (0: nobody may sleep on it), bits 31:12 the
+ * generation.  A waiter that cannot fit, but sees that a sleeper of a
+ * smaller k would, wakes one sleeper (the hand-on, hand_on()): else a wake
+ * that went to a big sleeper left the small one asleep until a later leave
+ * (device progress) or its 10 ms bound.  Each waiter hands on at most once
+ * per shadow cons it sees, so a chain of hand-ons ends; the kernel wakes
+ * sleepers of one priority in the order they slept, and the woken wait at
+ * the back, so a chain reaches every sleeper of the generation.  With all
+ * k equal nobody hands on (no system calls beyond the baton's).
+ * tests/model/space.pml checks the handshake, the baton and the hand-on.
+ *
+ * The handshake (seq_cst, a Dekker pair; no fence in the leaver):
  *
  *   space sleeper (space_sleep)            last leaver (leave), or the baton
- *   Z1 e = space_evt |= SLEEPER (seq_cst)  L1 the leave CAS of llq (seq_cst)
- *   Z2 load llq (seq_cst): somebody        L2 w = load space_evt (seq_cst)
- *      registered, and no space?           L3 if w has SLEEPER: wake one; if
- *   Z3 futex_wait(space_evt, e, bounded)      none slept, CAS w to w + 1 (the
- *                                             next generation, SLEEPER clear),
- *                                             then wake all (see below)
+ *   Z1 e = space_evt, KMIN lowered to k    L1 the leave CAS of llq (seq_cst)
+ *      (a CAS, seq_cst)                    L2 w = load space_evt (seq_cst)
+ *   Z2 read llq by an RMW that adds 0      L3 if w has KMIN: wake one; if
+ *      (seq_cst): somebody registered,        none slept, CAS w to the next
+ *      and no space?                          generation, KMIN 0 (seq_cst),
+ *   Z3 futex_wait(space_evt, e, bounded)      then wake all (see below)
  *
- * In the total order of seq_cst operations either Z1 precedes L2: the
- * leaver sees SLEEPER (or a later generation: whoever ended e's woke its
+ * In the total order S of seq_cst operations either Z1 precedes L2: the
+ * leaver sees KMIN (or a later generation: whoever ended e's woke its
  * sleepers) and wakes one sleeper of e, or finds none asleep and ends the
  * generation, so that Z3 returns at once, and wakes all who slept on e
  * between its wake and its CAS.  A sleeper of e left asleep is woken by the
- * baton of the one woken, or by a later last leave: SLEEPER stays set until
- * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes Z2,
- * which reads L1's value or a later one (every write of llq is an RMW), so
- * it sees nobody registered and does not sleep, or a later registration,
- * whose last leave is then the wake-up.  So no wake-up is lost; Z3 is still
- * bounded (SPACE_SLEEP_NS, the call's deadline) for -ENODEV and the
- * deadline.  A leaver makes system calls only while SLEEPER is set, not on
- * every call while a woken sleeper waits for the CPU.  On x86 L1 is the
- * lock cmpxchg a release CAS is anyway, L2 a plain load; aarch64: casal, ldar.
+ * baton of the one woken, or by a later last leave: KMIN stays set until
+ * a wake finds nobody asleep.  Or L2 precedes Z1: then L1 precedes Z2 in
+ * S, so in llq's modification order too (both are seq_cst writes), and Z2,
+ * an RMW, reads L1's value or a later one: it sees nobody registered and
+ * does not sleep, or a later registration, whose last leave is then the
+ * wake-up.  So no wake-up
+ * is lost; Z3 is still bounded (SPACE_SLEEP_NS, the call's deadline) for
+ * -ENODEV and the deadline.
+ *
+ * Why Z2 is an RMW, and why every write of space_evt is seq_cst: llq is
+ * also written by acquire CASes (the reservation, the refresher's
+ * registration) and a relaxed fetch_and (OWNED).  A seq_cst load may read
+ * a non-seq_cst write that does not happen before the last seq_cst one
+ * (C11 7.17.3p6), one older than L1 in llq's order: the argument would
+ * need those RMWs seq_cst, the fast path's cost on aarch64 (casal for
+ * casa).  A seq_cst fence before a plain Z2 would do too, but TSan builds
+ * refuse atomic_thread_fence.  The RMW costs the sleeper, on its way to a
+ * system call anyway, one locked instruction and the llq line; it leaves
+ * the value as it was, so no reservation CAS fails for it, and it keeps
+ * llq's release sequences (every write of llq stays an RMW).  Likewise L2
+ * may read only seq_cst writes of space_evt, so the generation's end is a
+ * seq_cst CAS, not a relaxed one (a cold path).  A leaver makes system calls only
+ * while KMIN is set, not on every call while a woken sleeper waits for the
+ * CPU.  On x86 L1 is the lock cmpxchg a release CAS is anyway, L2 a plain
+ * load; aarch64: casal, ldar.
  */
 #define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
-#define SPACE_SLEEPER 1u         /* space_evt: somebody may sleep on this generation */
+#define SPACE_KMIN 0xfffu       /* space_evt: smallest k asleep on this generation, 0: none */
+#define SPACE_GEN_ONE 0x1000u   /* space_evt: one generation */
+
+/* k as KMIN holds it: capped (a cap only makes a hand-on less likely). */
+static uint32_t space_k(uint32_t k)
+{
+	return k < SPACE_KMIN ? k : SPACE_KMIN;
+}
 
 /* L2, L3: after the last leave (L1), or as the baton: wake a space sleeper. */
 static void wake_space_sleeper(struct hwt_cmdq *q)
 {
 	uint32_t w = atomic_load_explicit(&q->space_evt, memory_order_seq_cst);      /* L2 */
 
-	if (!(w & SPACE_SLEEPER) || hwt__futex_wake(&q->space_evt, 1))               /* L3 */
+	if (!(w & SPACE_KMIN) || hwt__futex_wake(&q->space_evt, 1))                 /* L3 */
 		return;
-	/* Relaxed: the futex compares the word itself.  A failed CAS: another
-	 * waker ended the generation and wakes its sleepers. */
-	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, w + 1, memory_order_relaxed,
-						    memory_order_relaxed))
+	/* Nobody asleep: end the generation.  seq_cst: an L2 may read only
+	 * seq_cst writes (see above).  A failed CAS: another waker ended it
+	 * and wakes its sleepers, or a sleeper lowered KMIN (it sleeps on
+	 * the new value, whose last leave or baton wakes it). */
+	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, (w & ~SPACE_KMIN) + SPACE_GEN_ONE,
+						    memory_order_seq_cst, memory_order_relaxed))
 		hwt__futex_wake(&q->space_evt, INT32_MAX);
+}
+
+/*
+ * The hand-on: we cannot fit k in the shadow v, but a sleeper of KMIN < k
+ * (e: our Z1's value, or a seq_cst read after v) would: wake one sleeper,
+ * once per shadow cons we saw (*seen).  A smaller sleeper whose Z1 comes
+ * after our read of e is not lost: its Z1 precedes its Z2, so either its
+ * Z2 sees the cons that made room (it does not sleep), or the last leave
+ * that installs it follows its Z1 and wakes one sleeper of that
+ * generation, and every waiter woken reads space_evt afresh (its own Z1,
+ * or this read) and fits (the baton) or hands on in turn.
+ * tests/model/space.pml checks these interleavings, with every choice of
+ * whom a wake-one wakes.  A stale KMIN (that sleeper left, or was woken by
+ * a timeout) stays until a wake finds nobody asleep: until then each
+ * waiter that cannot fit makes one futex_wake per shadow cons it sees
+ * (mixed call sizes only; equal ones never hand on).
+ */
+static void hand_on(struct hwt_cmdq *q, uint32_t e, uint64_t v, uint32_t k, uint32_t *seen)
+{
+	uint32_t kmin = e & SPACE_KMIN;
+
+#ifdef HWT_CMDQ_BROKEN_NO_HANDON
+	return; /* tests: show unit_cmdq_space failing without the hand-on */
+#endif
+	if (!kmin || kmin >= space_k(k) || llq_cons(v) == *seen ||
+	    !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), kmin))
+		return;
+	*seen = llq_cons(v);
+	atomic_fetch_add_explicit(&q->space_handons, 1, memory_order_relaxed); /* a statistic */
+	wake_space_sleeper(q);
 }
 
 /*
@@ -226,6 +294,10 @@ static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v
 		if (err)
 			break;
 	}
+	/* cw dies with this frame: no later wait of the call may find it
+	 * (the call's next event wait sets its own, hwt__devwait_next). */
+	w->waiting = NULL;
+	w->arg = NULL;
 	leave(q, read_cons(q)); /* A_CONS, then R_LLQ, L1 */
 	return err;
 }
@@ -233,13 +305,14 @@ static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v
 /*
  * Somebody is registered and there is no room for k: only the last leave
  * moves the shadow cons.  Spin a little (it may be about to leave on
- * another CPU), then sleep until it does (Z1..Z3 above).  0 to look again,
- * or the wait's error.
+ * another CPU), then sleep until it does (Z1..Z3 above), after handing the
+ * wake on if a smaller sleeper fits (*seen: hand_on).  0 to look again, or
+ * the wait's error.
  */
-static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k)
+static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint32_t *seen)
 {
 	uint64_t now, left, v;
-	uint32_t e;
+	uint32_t e, n;
 	int err;
 
 	if (++w->polls & w->every) {
@@ -252,12 +325,17 @@ static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k)
 		return err;
 	}
 	left = w->deadline - now;
-	e = atomic_fetch_or_explicit(&q->space_evt, SPACE_SLEEPER, memory_order_seq_cst) |
-	    SPACE_SLEEPER;                                                              /* Z1 */
-	v = atomic_load_explicit(&q->llq, memory_order_seq_cst);                        /* Z2 */
-	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k))
-		hwt__futex_wait(&q->space_evt, e,                                       /* Z3 */
+	e = atomic_load_explicit(&q->space_evt, memory_order_relaxed); /* the CAS decides */
+	do
+		n = (e & SPACE_KMIN) && (e & SPACE_KMIN) <= space_k(k) ? e : (e & ~SPACE_KMIN) | space_k(k);
+	while (!atomic_compare_exchange_weak_explicit(&q->space_evt, &e, n, memory_order_seq_cst, /* Z1 */
+						      memory_order_relaxed));
+	v = atomic_fetch_or_explicit(&q->llq, 0, memory_order_seq_cst);                 /* Z2 */
+	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
+		hand_on(q, n, v, k, seen);
+		hwt__futex_wait(&q->space_evt, n,                                       /* Z3 */
 				left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
+	}
 	return 0;
 }
 
@@ -283,6 +361,8 @@ static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
  */
 static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint64_t *llq)
 {
+	uint32_t seen = UINT32_MAX; /* no shadow cons handed on yet (hand_on) */
+
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
 		int err;
@@ -292,7 +372,14 @@ static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k
 			wake_space_sleeper(q); /* the baton */
 			return 0;
 		}
-		err = llq_waiters(v) ? space_sleep(q, w, k) : refresh_shadow(q, w, v);
+		if (llq_waiters(v)) {
+			err = space_sleep(q, w, k, &seen);
+		} else {
+			/* Before we watch the device: a smaller sleeper may fit
+			 * now (v acquired, then this read: hand_on). */
+			hand_on(q, atomic_load_explicit(&q->space_evt, memory_order_seq_cst), v, k, &seen);
+			err = refresh_shadow(q, w, v);
+		}
 		if (err) {
 			wake_space_sleeper(q); /* the baton */
 			log_no_space(q, err, k, v);
@@ -402,6 +489,8 @@ static int poll_until_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint3
 	struct sync_wait sw = { q, sync_prod };
 	int err;
 
+	/* w->arg = &sw dies with this frame: this is the call's last wait
+	 * (wait_for_sync leaves and returns), nothing reads it after. */
 	/* hwt__wait_change32 already spins: read the clock on every step */
 	hwt__devwait_next(w, 0, sync_waiting, &sw);
 

@@ -63,6 +63,7 @@ struct hwt_cmdq {
 	 * written by a sleeper and by a last leaver that finds one, read by
 	 * every last leaver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
+	_Atomic uint64_t space_handons; /* hand-ons (cmdq.c hand_on), relaxed: a statistic */
 
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
@@ -210,7 +211,10 @@ int hwt__cmdq_word_take(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec);
  * its own first slow step, then sleeps: on the SEV event word when the
  * device signals events for this wait, else with a growing nanosleep.
  * `waiting` re-checks the condition for the event sleep (see
- * hwt__reg_wait_event).  q: the queue waited on (its enable says -ENODEV).
+ * hwt__reg_wait_event); what arg points to must live while a step with
+ * events may run: a wait whose condition dies before the call's next wait
+ * clears them (refresh_shadow), the next wait sets its own
+ * (hwt__devwait_next).  q: the queue waited on (its enable says -ENODEV).
  */
 struct hwt__devwait {
 	struct hwt_cmdq *q;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Model-check the command-queue protocols with SPIN, exhaustively: the shared
-# ring (tests/model/cmdq.pml) and the per-CPU queues with rseq insertion
-# (tests/model/percpu.pml), both including common.pml.  Print TAP: one line
+# ring (tests/model/cmdq.pml), the per-CPU queues with rseq insertion
+# (tests/model/percpu.pml) and the shared ring's space sleepers
+# (tests/model/space.pml), all including common.pml.  Print TAP: one line
 # per configuration (no error, search complete), then one per deliberately
 # broken variant (SPIN must find the expected violation, else the model
 # proves nothing).  Every pan runs in a
@@ -34,6 +35,7 @@ trap 'exit 1' INT TERM
 # OWNOPT=1, whose behaviours include those of OWNOPT=0 (README.md); FOLD=0 is
 # the counter lock of the code before issue 7 (the kernel's).  Largest first: the lanes end together.
 configs='
+space q3 p3, sleepers of k 2, 1, 2 (a chain of hand-ons)|-DN=3 -DNS=3 -DK0=2 -DK1=1 -DK2=2 -DDEVMAX=1|clean|space.pml
 live percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live new q4 p3 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNP=3 -DNCALLS=1 -DCALLS0=2|clean
 new q8 p3 cons|-DFOLD=1 -DOWNOPT=1 -DSHIFT=3 -DNCMD=3 -DMSI=0 -DNP=3 -DNCALLS=1|clean
@@ -44,6 +46,9 @@ live new q4 p2 msi, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOW
 live new q4 p2 cons|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0|clean
 live new q4 p2 msi|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=1|clean
 live new q4 p2 cons, whole-queue calls, producer 0 3 calls|-DLIVE=1 -DFOLD=1 -DOWNOPT=1 -DMSI=0 -DNCMD=3 -DCALLS0=3|clean
+space q4 p2, sleepers of k 3, 1|-DK0=3 -DK1=1|clean|space.pml
+space q4 p2, sleepers of k 1, 3|-DK0=1 -DK1=3|clean|space.pml
+space q4 p2, sleepers of k 2, 2, device consumes up to 3|-DK0=2 -DK1=2 -DDEVMAX=3|clean|space.pml
 percpu q2 p2 cons, thread 0 issue twice then sync, thread 1 issue+sync|-DMSI=0 -DCALLS0=3 -DNCALLS=1|clean|percpu.pml
 percpu q4 p2 msi, 2 commands per issue|-DSHIFT=2 -DNCMD=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 percpu q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
@@ -115,6 +120,8 @@ broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBR
 broken (x) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
+broken (v) space: the last leaver reads space_evt before its leave CAS|-DBROKEN_EARLY=1|assertion violated P7_no_sleeper_left_behind|space.pml
+broken (w) space: a woken sleeper that cannot fit does not hand on|-DBROKEN_NOHANDON=1|assertion violated P7_no_sleeper_left_behind|space.pml
 '
 
 if [ -n "${MODEL_ONLY:-}" ]; then

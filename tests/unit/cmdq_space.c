@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The space sleepers of the shared path (src/cmdq/cmdq.c, "Space waits"):
+ * a woken sleeper that cannot fit hands the wake on to a smaller one that
+ * would (tests/model/space.pml checks the protocol; this drives the code).
+ */
+#include "harness/harness.h"
+#include "harness/cmds.h"
+#include "harness/rig.h"
+#include <hwtune/hwtune.h>
+#include <hwtune/smmu_model.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include "cmdq/impl.h"
+#include "common/time.h"
+
+struct call {
+	struct hwt_cmdq *q;
+	struct hwt_cmdq_cmd *cmds;
+	uint32_t n;
+	bool sync;
+	int result;
+};
+
+static void *run_call(void *arg)
+{
+	struct call *c = arg;
+
+	c->result = c->n ? hwt_cmdq_issue(c->q, c->cmds, c->n, c->sync) : hwt_cmdq_sync(c->q);
+	return NULL;
+}
+
+static void wait_executed(struct hwt_smmu_dev *dev, uint64_t n)
+{
+	for (int i = 0; i < 5000; i++) { /* bounded: 5 s */
+		struct hwt_smmu_dev_stats st;
+
+		hwt_smmu_dev_get_stats(dev, &st);
+		if (st.cmds >= n)
+			return;
+		hwt__sleep_ns(1000000);
+	}
+	ASSERT_TRUE(!"the device executed the commands");
+}
+
+/* cmdq.c's layouts: llq's waiter count, space_evt's KMIN field. */
+#define LLQ_WAITERS (0xfffull << 52)
+#define SPACE_KMIN 0xfffu
+
+/* Bounded (5 s): until somebody is registered in llq, or (kmin) until a
+ * space sleeper announced itself in space_evt. */
+static void wait_for(struct hwt_cmdq *q, bool kmin)
+{
+	for (int i = 0; i < 50000; i++) {
+		if (kmin ? atomic_load_explicit(&q->space_evt, memory_order_relaxed) & SPACE_KMIN
+			 : atomic_load_explicit(&q->llq, memory_order_relaxed) & LLQ_WAITERS)
+			return;
+		hwt__sleep_ns(100000);
+	}
+	ASSERT_TRUE(!"W registered, B announced");
+}
+
+/*
+ * One round, a queue of 128.  The device executes 50 commands and pauses;
+ * 50 more are queued (the shadow cons still 0).  W's CMD_SYNC (slot 100)
+ * registers and freezes the shadow: 27 free.  B (100 commands) and S (30)
+ * sleep.  W times out and leaves with CONS 50: 77 free, room for S, not B.
+ * Whichever the wake reaches first, B cannot fit and sees S's smaller k in
+ * space_evt: B hands the wake on (S asleep: S runs now, not after its 10 ms
+ * bound or device progress that B, now the refresher, would wait for), or
+ * S went first and B's hand-on finds S's stale k (one futex_wake).  So
+ * every round counts a hand-on; without them (HWT_CMDQ_BROKEN_NO_HANDON)
+ * none.  S's call must succeed while the device is still paused.
+ * Returns the round's hand-ons.
+ */
+static uint64_t handon_round(bool disable_msi)
+{
+	static struct hwt_cmdq_cmd cmds[100];
+	struct call w = { 0 }, b = { 0 }, s = { 0 };
+	pthread_t tw, tb, ts;
+	uint64_t h0, h;
+	struct rig r;
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, 300000000); /* 300 ms: W's timeout */
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false));
+	wait_executed(r.dev, 50);
+	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
+	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false)); /* prod 100, shadow cons 0 */
+	w = (struct call){ .q = r.q };
+	b = (struct call){ .q = r.q, .cmds = cmds, .n = 100 };
+	s = (struct call){ .q = r.q, .cmds = cmds, .n = 30 };
+	h0 = atomic_load_explicit(&r.q->space_handons, memory_order_relaxed);
+	ASSERT_EQ(pthread_create(&tw, NULL, run_call, &w), 0);
+	/* W registered (27 free), then 50 ms for its first slow step: B's
+	 * and S's deadlines come after W's, which ends the wait */
+	wait_for(r.q, false);
+	hwt__sleep_ns(50000000);
+	ASSERT_EQ(pthread_create(&tb, NULL, run_call, &b), 0);
+	wait_for(r.q, true); /* B's Z1 */
+	hwt__sleep_ns(5000000); /* B asleep */
+	ASSERT_EQ(pthread_create(&ts, NULL, run_call, &s), 0);
+	pthread_join(ts, NULL); /* after W's timeout: bounded by S's own */
+	ASSERT_EQ(s.result, 0);
+	h = atomic_load_explicit(&r.q->space_handons, memory_order_relaxed) - h0;
+	ASSERT_OK(hwt_smmu_dev_resume(r.dev));
+	pthread_join(tb, NULL);
+	pthread_join(tw, NULL);
+	ASSERT_EQ(w.result, -ETIMEDOUT);
+	/* B's deadline is 20 ms after W's: it may pass before the resume */
+	ASSERT_TRUE(b.result == 0 || b.result == -ETIMEDOUT);
+	ASSERT_OK(hwt_cmdq_sync(r.q));
+	TLOG("%s: %llu hand-on%s, B %d", disable_msi ? "CONS" : "MSI", (unsigned long long)h,
+	     h == 1 ? "" : "s", b.result);
+	rig_down(&r);
+	return h;
+}
+
+/* Three rounds: a round counts none only if the last leave found neither
+ * asleep (both between two 10 ms sleeps, a window of microseconds). */
+static void woken_big_sleeper_hands_on(bool disable_msi)
+{
+	uint64_t h = 0;
+
+	for (int i = 0; i < 3; i++)
+		h += handon_round(disable_msi);
+	ASSERT_GE(h, 1);
+}
+
+TEST(woken_big_sleeper_hands_on_to_a_smaller_one_msi)
+{
+	woken_big_sleeper_hands_on(false);
+}
+
+TEST(woken_big_sleeper_hands_on_to_a_smaller_one_cons)
+{
+	woken_big_sleeper_hands_on(true);
+}
