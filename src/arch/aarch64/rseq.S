@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hwt__rseq_insert() for aarch64 (the contract: src/arch/rseq.h; the design:
- * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and
- * HWT_RSEQ_BROKEN_COMMIT make the test builds, as in src/arch/x86_64/rseq.S.
+ * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and the mutants
+ * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST and HWT_RSEQ_BROKEN_NOCPU make
+ * the test builds, as in src/arch/x86_64/rseq.S.
  */
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
 #define FN hwt__rseq_insert_broken
 #define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_BROKEN_POST)
+#define FN hwt__rseq_insert_broken_post
+#define ABORTS hwt__rseq_broken_post_aborts
+#elif defined(HWT_RSEQ_BROKEN_NOCPU)
+#define FN hwt__rseq_insert_broken_nocpu
+#define ABORTS hwt__rseq_broken_nocpu_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
@@ -72,9 +79,11 @@ FN:
 	 * Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	str	x17, [x10, #HWT__RSEQ_CS]
+#ifndef HWT_RSEQ_BROKEN_NOCPU
 	ldr	w9, [x10, #HWT__RSEQ_CPU_ID]		/* migrated since the read? */
 	cmp	w9, w6
 	b.ne	.Labort
+#endif
 	ldr	w16, [x8]				/* PROD: only this CPU writes it */
 	ldr	w13, [x7, #HWT__RSEQ_RING_CCONS]
 	sub	w9, w16, w13
@@ -121,6 +130,7 @@ FN:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
 	 * of PROD before it reads the slots). */
+.Lcommit:
 	stlr	w15, [x8]
 #endif
 .Lpost:
@@ -153,10 +163,14 @@ FN:
 	 * past PROD are not published, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
+	/* test builds only: an exact count (ldxr/stxr, as ARMv8.0 has no LSE);
+	 * x9, x13 and w16 are set again before their next use */
 	adrp	x9, ABORTS
-	ldr	x13, [x9, :lo12:ABORTS]
+	add	x9, x9, :lo12:ABORTS
+4:	ldxr	x13, [x9]
 	add	x13, x13, #1
-	str	x13, [x9, :lo12:ABORTS]
+	stxr	w16, x13, [x9]
+	cbnz	w16, 4b
 #endif
 	b	.Lretry
 	.cfi_endproc
@@ -170,7 +184,11 @@ FN:
 	.long	0				/* version */
 	.long	0				/* flags: restart on everything */
 	.quad	.Lstart				/* start_ip */
+#ifdef HWT_RSEQ_BROKEN_POST
+	.quad	.Lcommit - .Lstart		/* BROKEN: the commit left out */
+#else
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
+#endif
 	.quad	.Labort				/* abort_ip */
 
 #ifdef ABORTS

@@ -5,17 +5,29 @@
  *
  * Test builds only (the Makefile's rules for tests/stress/rseq.c): with
  * HWT_RSEQ_TEST the function is hwt__rseq_insert_test and its abort handler
- * counts restarts in hwt__rseq_test_aborts (a plain, unlocked increment: a
- * lower bound when CPUs race on it); HWT_RSEQ_BROKEN_COMMIT makes
- * hwt__rseq_insert_broken, which commits PROD before it writes the entries,
- * so that a restart after the commit inserts them twice and the device may
- * read slots not yet written.  The library is built with neither.
+ * counts restarts in hwt__rseq_test_aborts (a locked increment: exact).  Three
+ * mutants, each with its own name and counter, which the storm must catch:
+ * HWT_RSEQ_BROKEN_COMMIT (hwt__rseq_insert_broken) commits PROD before it
+ * writes the entries, so that a restart after the commit inserts them twice
+ * and the device may read slots not yet written; HWT_RSEQ_BROKEN_POST
+ * (hwt__rseq_insert_broken_post) ends the section before the commit
+ * (post_commit_offset one instruction short), so that a thread stopped at the
+ * commit stores a stale PROD; HWT_RSEQ_BROKEN_NOCPU
+ * (hwt__rseq_insert_broken_nocpu) does not check the CPU again inside the
+ * section, so that a thread moved between the CPU read and the section's
+ * start fills another CPU's ring.  The library is built with none of them.
  */
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
 #define FN hwt__rseq_insert_broken
 #define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_BROKEN_POST)
+#define FN hwt__rseq_insert_broken_post
+#define ABORTS hwt__rseq_broken_post_aborts
+#elif defined(HWT_RSEQ_BROKEN_NOCPU)
+#define FN hwt__rseq_insert_broken_nocpu
+#define ABORTS hwt__rseq_broken_nocpu_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
@@ -98,8 +110,10 @@ FN:
 	 * instruction.  Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
+#ifndef HWT_RSEQ_BROKEN_NOCPU
 	cmpl	%eax, %fs:HWT__RSEQ_CPU_ID(%r10)	/* migrated since the read? */
 	jne	.Labort
+#endif
 	movl	(%r12), %r13d				/* PROD: only this CPU writes it */
 	movl	HWT__RSEQ_RING_CCONS(%r11), %r14d
 	mov	%r13d, %ecx
@@ -162,6 +176,7 @@ FN:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
 	 * of PROD before it reads the slots); a plain store is a release on x86. */
+.Lcommit:
 	mov	%eax, (%r12)
 #endif
 .Lpost:
@@ -214,7 +229,7 @@ FN:
 	 * past PROD are not published, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
-	incq	ABORTS(%rip)
+	lock incq ABORTS(%rip)				/* test builds only */
 #endif
 	jmp	.Lretry
 	.cfi_endproc
@@ -228,7 +243,11 @@ FN:
 	.long	0				/* version */
 	.long	0				/* flags: restart on everything */
 	.quad	.Lstart				/* start_ip */
+#ifdef HWT_RSEQ_BROKEN_POST
+	.quad	.Lcommit - .Lstart		/* BROKEN: the commit left out */
+#else
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
+#endif
 	.quad	.Labort				/* abort_ip */
 
 #ifdef ABORTS
