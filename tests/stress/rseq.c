@@ -599,14 +599,18 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 }
 
 /* One storm round with build b: three producers per online CPU, a ring of
- * 1024, up to 32 entries per call.  Returns its violations; *restarts gets
+ * 1024, up to 32 entries per call (HWT_RSEQ_NPROD and HWT_RSEQ_SHIFT change
+ * the first two, for a hunt).  Returns its violations; *restarts gets
  * the restarts counted. */
 static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations, uint64_t *restarts)
 {
-	rig_init(r, 10);
+	online_cpus();
+	uint64_t shift = env_u64("HWT_RSEQ_SHIFT", 10), nprod = env_u64("HWT_RSEQ_NPROD", 3 * sg.ncpus);
+	ASSERT_TRUE(shift >= 5 && shift <= 16);
+	rig_init(r, (unsigned)shift);
 	r->insert = b.fn;
 	uint64_t before = __atomic_load_n(b.aborts, __ATOMIC_RELAXED);
-	r->nprod = 3 * sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 3 * sg.ncpus;
+	r->nprod = nprod > MAX_PRODUCERS ? MAX_PRODUCERS : nprod ? (unsigned)nprod : 1;
 	r->per_prod = 1u << 26; /* or until the deadline */
 	r->kmax = 32;
 	uint64_t v = run(r, true, stress_ms(), allow_violations);
@@ -690,6 +694,15 @@ static unsigned pin_here(void)
 	return (unsigned)c;
 }
 
+/* The calling thread's rseq_cs (glibc's area, at __rseq_offset from the
+ * thread pointer). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+static uint64_t rseq_cs_now(void)
+{
+	const char *area = (const char *)__builtin_thread_pointer() + __rseq_offset;
+	return __atomic_load_n((const uint64_t *)(area + HWT__RSEQ_CS), __ATOMIC_RELAXED);
+}
+
 /* The contract, single-threaded: room, the two runs at the wrap, -EAGAIN
  * with CONS re-read once (ERR masked), -ERANGE, -EINVAL. */
 TEST(rseq_contract)
@@ -713,6 +726,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(prod, ~0u);
 
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 6, &cpu, &prod), 0);
+	ASSERT_EQ(rseq_cs_now(), 0); /* cleared on the way out (rseq.h: dlclose) */
 	ASSERT_EQ(cpu, here);
 	ASSERT_EQ(prod, 6);
 	ASSERT_EQ(atomic_load(&q->prod), 6);
@@ -720,6 +734,7 @@ TEST(rseq_contract)
 	/* 2 free: 3 do not fit, CONS unchanged, ccons refreshed to it */
 	prod = 77;
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3, &cpu, &prod), -EAGAIN);
+	ASSERT_EQ(rseq_cs_now(), 0);
 	ASSERT_EQ(prod, 77);
 	ASSERT_EQ(atomic_load(&q->prod), 6);
 	/* the device consumed 5, with ERR bits set in CONS: masked off */

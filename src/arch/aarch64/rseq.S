@@ -5,6 +5,7 @@
  * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST and HWT_RSEQ_BROKEN_NOCPU make
  * the test builds, as in src/arch/x86_64/rseq.S.
  */
+#include "arch/asm.h"
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
@@ -40,6 +41,7 @@
 	.p2align 4
 FN:
 	.cfi_startproc
+	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
 	adrp	x9, :got:__rseq_size			/* weak: 0 without glibc >= 2.35 */
 	ldr	x9, [x9, :got_lo12:__rseq_size]
 	cbz	x9, .Lnosys
@@ -134,24 +136,26 @@ FN:
 	stlr	w15, [x8]
 #endif
 .Lpost:
-	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
-	 * the kernel aborts only while the instruction pointer is in
-	 * [.Lstart, .Lpost), which only this function's own opening store leads
-	 * into, and clears a stale rseq_cs itself at its next look. */
+	/* Out of the section. */
 	str	w15, [x5]
 	mov	w0, #0
-	ret
+	b	.Lout
 .Lfull:
 	mov	w0, #-HWT__RSEQ_EAGAIN
-	ret
+	b	.Lout
 .Lerange:
 	mov	w0, #-HWT__RSEQ_ERANGE
-	ret
+	b	.Lout
 .Leinval_cpu:
 	ldr	w6, [x10, #HWT__RSEQ_CPU_ID]
 	str	w6, [x4]
 .Leinval:
 	mov	w0, #-HWT__RSEQ_EINVAL
+.Lout:
+	/* Every way out once x10 is set: clear rseq_cs (a plain store), as in
+	 * src/arch/x86_64/rseq.S: a descriptor left unmapped by a dlclose()
+	 * would get the process a SIGSEGV at the kernel's next look. */
+	str	xzr, [x10, #HWT__RSEQ_CS]
 	ret
 .Lnosys:
 	mov	w0, #-HWT__RSEQ_ENOSYS

@@ -17,6 +17,7 @@
  * section, so that a thread moved between the CPU read and the section's
  * start fills another CPU's ring.  The library is built with none of them.
  */
+#include "arch/asm.h"
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
@@ -51,6 +52,7 @@
 	.p2align 4
 FN:
 	.cfi_startproc
+	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
 	mov	__rseq_size@GOTPCREL(%rip), %rax	/* weak: 0 without glibc >= 2.35 */
 	test	%rax, %rax
 	jz	.Lnosys
@@ -180,10 +182,7 @@ FN:
 	mov	%eax, (%r12)
 #endif
 .Lpost:
-	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
-	 * the kernel aborts only while the instruction pointer is in
-	 * [.Lstart, .Lpost), which only this function's own opening store leads
-	 * into, and clears a stale rseq_cs itself at its next look. */
+	/* Out of the section (rseq_cs is cleared at .Lout). */
 	movl	%eax, (%r9)
 	xor	%eax, %eax
 	jmp	.Lout
@@ -199,6 +198,14 @@ FN:
 .Leinval:
 	mov	$-HWT__RSEQ_EINVAL, %eax
 .Lout:
+	/* Every way out after .Lhave: clear rseq_cs (a plain store).  Left
+	 * pointing at .Lcs it would be harmless while this code stays mapped
+	 * (the kernel acts only while the instruction pointer is in the
+	 * section, and clears a stale rseq_cs at its next look), but after a
+	 * dlclose() that unmaps the library the kernel's next look (preemption,
+	 * migration or a signal) fails to read the descriptor and kills the
+	 * process with SIGSEGV. */
+	movq	$0, %fs:HWT__RSEQ_CS(%r10)
 	.cfi_remember_state
 	pop	%r15
 	.cfi_adjust_cfa_offset -8
