@@ -182,10 +182,12 @@ $(BUILD)/tests/$(word 2,$(subst /, ,$(1)))_$(basename $(notdir $(1))): $(BUILD)/
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 
-# tests/stress/rseq.c also links two test builds of the rseq section (where
-# the arch has one): hwt__rseq_insert_test counts its restarts, and
-# hwt__rseq_insert_broken commits PROD before the entries (the storm must
-# catch it).  The library never contains either.
+# tests/stress/rseq.c also links test builds of the rseq section (where the
+# arch has one): hwt__rseq_insert_test counts its restarts, and three mutants
+# the storm must catch: hwt__rseq_insert_broken commits PROD before the
+# entries, hwt__rseq_insert_broken_post leaves the commit out of the section,
+# hwt__rseq_insert_broken_nocpu does not check the CPU inside it.  The library
+# never contains any of them.
 RSEQ_S := $(wildcard src/arch/$(ARCHDIR)/rseq.S)
 ifneq ($(RSEQ_S),)
 $(BUILD)/obj/tests/rseq-test.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
@@ -194,7 +196,14 @@ $(BUILD)/obj/tests/rseq-test.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 $(BUILD)/obj/tests/rseq-broken.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_COMMIT -c $< -o $@
-$(BUILD)/tests/stress_rseq: $(BUILD)/obj/tests/rseq-test.o $(BUILD)/obj/tests/rseq-broken.o
+$(BUILD)/obj/tests/rseq-broken-post.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_POST -c $< -o $@
+$(BUILD)/obj/tests/rseq-broken-nocpu.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_NOCPU -c $< -o $@
+$(BUILD)/tests/stress_rseq: $(BUILD)/obj/tests/rseq-test.o $(BUILD)/obj/tests/rseq-broken.o \
+	$(BUILD)/obj/tests/rseq-broken-post.o $(BUILD)/obj/tests/rseq-broken-nocpu.o
 endif
 
 $(HARNESS_OBJ): $(HARNESS_OBJS)

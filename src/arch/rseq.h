@@ -36,7 +36,13 @@
  *               -ENOSYS  rseq not usable (hwt__rseq_unavailable() says why);
  *                        also the stub of an architecture without assembly
  *             *prod is written only on 0.  The function takes no lock, makes no
- *             system call, and has no locked instruction and no fence.
+ *             system call, and has no locked instruction and no fence.  It
+ *             leaves the thread's rseq_cs 0 on every return (one plain store):
+ *             a descriptor address left there would outlive a dlclose() that
+ *             unmaps the library, and at the thread's next preemption,
+ *             migration or signal the kernel, failing to read the descriptor,
+ *             would kill the process with SIGSEGV (kernel/rseq.c, the error
+ *             path of rseq_handle_notify_resume).
  *
  * Memory order (labels as in src/bus/regs.h): R_PROD, the commit, pairs with
  * the device's A_PROD (its acquire load of PROD before it reads the entries);

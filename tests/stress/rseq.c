@@ -4,16 +4,30 @@
  * the device: it acquire-loads each ring's PROD, checks and poisons the
  * entries, and release-stores CONS.  Every entry carries (producer, seq) and
  * its complement, so the consumer sees a lost, doubled, reordered, torn or
- * unwritten entry.  The storm tests restart the sections on purpose: a
- * thread sends SIGUSR1 to the producers (empty handler), another moves them
- * between CPUs with sched_setaffinity.
+ * unwritten entry.
  *
- * The Makefile links two test builds of the assembly besides the library's
- * (weak here, absent where there is no assembly): hwt__rseq_insert_test
- * counts its restarts, hwt__rseq_insert_broken commits PROD before it writes
- * the entries; the storm must catch the latter.  HWT_RSEQ_TEST_BROKEN=1 runs
- * the broken build where the correct one runs (to see the storm test fail).
- * HWT_STRESS_MS sets the time of each storm (default 400).
+ * The storm restarts the sections on purpose, aimed at the producers while
+ * they run: each producer has its own timer (timer_create, SIGEV_THREAD_ID,
+ * CLOCK_MONOTONIC, HWT_RSEQ_TIMER_US, default 50) that sends it SIGUSR1, and
+ * every second signal's handler moves the producer to the next online CPU
+ * (sched_setaffinity on itself: the thread leaves its CPU at the instruction
+ * the signal found it at); a mover thread moves producers as well, there are
+ * three producers per online CPU (preemption), and the ring (1024 entries) is
+ * big enough that producers spend their time in sections rather than waiting
+ * for room.
+ *
+ * The Makefile links test builds of the assembly besides the library's (weak
+ * here, absent where there is no assembly): hwt__rseq_insert_test counts its
+ * restarts exactly, and three mutants the storm must catch (one positive
+ * control each): hwt__rseq_insert_broken commits PROD before the entries,
+ * _broken_post ends the section before the commit, _broken_nocpu does not
+ * check the CPU inside the section.  HWT_RSEQ_TEST_BROKEN=commit|post|nocpu
+ * (1: commit) runs that mutant where the correct build runs (to see the tests
+ * fail); HWT_STRESS_MS sets the time of each storm (default 400);
+ * HWT_RSEQ_ROUNDS=N makes each positive control run N rounds whatever it
+ * sees (to measure how often a round catches its mutant).  A violation is
+ * logged with the ring's state, the slot's previous entry, the slot read again
+ * a little later, and the producers' logged insertions that touched it.
  *
  * Without rseq (GLIBC_TUNABLES=glibc.pthread.rseq=0, qemu-user, riscv64, the
  * generic build) every test skips with hwt__rseq_unavailable()'s text.
@@ -35,18 +49,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define HWT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HWT_TSAN 1
+#endif
+#endif
+#ifndef HWT_TSAN
+#define HWT_TSAN 0
+#endif
 
 typedef int insert_fn(struct hwt__rseq_ring *, unsigned, const void *, uint32_t, unsigned *, uint32_t *);
 extern insert_fn hwt__rseq_insert_test __attribute__((weak));
 extern insert_fn hwt__rseq_insert_broken __attribute__((weak));
+extern insert_fn hwt__rseq_insert_broken_post __attribute__((weak));
+extern insert_fn hwt__rseq_insert_broken_nocpu __attribute__((weak));
 extern uint64_t hwt__rseq_test_aborts __attribute__((weak));
 extern uint64_t hwt__rseq_broken_aborts __attribute__((weak));
+extern uint64_t hwt__rseq_broken_post_aborts __attribute__((weak));
+extern uint64_t hwt__rseq_broken_nocpu_aborts __attribute__((weak));
+
+/* A build of the assembly: its function and its restart counter. */
+struct build {
+	const char *name;
+	insert_fn *fn;
+	uint64_t *aborts;
+};
+
+static struct build test_build(const char *name)
+{
+	if (!strcmp(name, "commit"))
+		return (struct build){ name, hwt__rseq_insert_broken, &hwt__rseq_broken_aborts };
+	if (!strcmp(name, "post"))
+		return (struct build){ name, hwt__rseq_insert_broken_post, &hwt__rseq_broken_post_aborts };
+	if (!strcmp(name, "nocpu"))
+		return (struct build){ name, hwt__rseq_insert_broken_nocpu, &hwt__rseq_broken_nocpu_aborts };
+	return (struct build){ "test", hwt__rseq_insert_test, &hwt__rseq_test_aborts };
+}
+
+/* The mutant HWT_RSEQ_TEST_BROKEN names, or NULL. */
+static const char *want_broken(void)
+{
+	const char *e = getenv("HWT_RSEQ_TEST_BROKEN");
+	if (!e || !*e || !strcmp(e, "0"))
+		return NULL;
+	return !strcmp(e, "1") ? "commit" : e;
+}
 
 #define MAX_PRODUCERS 16
+#define MAX_CPUS 64
 #define MAGIC 0x5eed000000000000ull
+#define LOG_N 2048 /* insertions each producer remembers */
 
 struct queue {
 	_Alignas(64) _Atomic uint32_t prod;
@@ -54,29 +111,53 @@ struct queue {
 	uint32_t next_cons; /* consumer only */
 };
 
+/* One insertion, as its producer saw it. */
+struct ins {
+	uint64_t t_ns, seq;
+	uint32_t prod, k;
+	uint16_t cpu, cpu_after;
+};
+
+/* The first violation, with what the consumer knew then. */
+struct viol {
+	unsigned ring;
+	uint32_t pos, prod, cons, ccons;
+	uint64_t w0, w1, prev0, prev1, late0, late1, t_ns;
+};
+
 struct rig {
 	unsigned nrings, shift;
 	struct hwt__rseq_ring *rings;
 	struct queue *q;
-	uint64_t *slots;
+	uint64_t *slots, *shadow; /* shadow: the last entry consumed from each slot */
 	insert_fn *insert;
 	unsigned nprod;
 	uint64_t per_prod; /* entries each producer inserts */
 	unsigned kmax;
-	bool pin;          /* producer i starts on CPU i % online */
+	bool pin;          /* producer i starts on online CPU i % n */
 	_Atomic bool prod_done, stop;
 	_Atomic unsigned running;
 	pthread_t prod_th[MAX_PRODUCERS];
 	/* consumer's results (read after join) */
 	uint8_t *seen[MAX_PRODUCERS];             /* one bit per seq: exactly once */
-	uint64_t next_seq[MAX_PRODUCERS][64];     /* per ring: order */
+	uint64_t next_seq[MAX_PRODUCERS][MAX_CPUS]; /* per ring: order */
 	uint64_t consumed, violations, empty_polls;
 	char first[200];
+	struct viol v;
 	/* producers' results */
-	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[64];
+	struct ins *log[MAX_PRODUCERS];
+	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[MAX_CPUS];
 	_Atomic int error;
-	_Atomic uint64_t signals, moves;
+	_Atomic uint64_t moves;
 };
+
+/* The storm's signal handler's state (one storm at a time). */
+static struct {
+	int cpus[MAX_CPUS];
+	unsigned ncpus, hop_every;
+	_Atomic uint64_t signals, hops, hop_errors;
+} sg;
+static _Thread_local unsigned tl_signals;
 
 static uint64_t now_ns(void)
 {
@@ -85,10 +166,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *e = getenv(name);
+	return e && *e ? strtoull(e, NULL, 10) : dflt;
+}
+
 static uint64_t stress_ms(void)
 {
-	const char *e = getenv("HWT_STRESS_MS");
-	return e && *e ? strtoull(e, NULL, 10) : 400;
+	return env_u64("HWT_STRESS_MS", 400);
 }
 
 /* A bounded wait step: spin a little, then yield, then sleep (2 CPUs). */
@@ -110,15 +196,43 @@ static void skip_without_rseq(void)
 		SKIP("rseq path unavailable: %s", why);
 }
 
+/* The CPUs this process may run on (the storm moves threads among them). */
+static void online_cpus(void)
+{
+	cpu_set_t set;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	sg.ncpus = 0;
+	for (int c = 0; c < CPU_SETSIZE && sg.ncpus < MAX_CPUS; c++)
+		if (CPU_ISSET(c, &set))
+			sg.cpus[sg.ncpus++] = c;
+	ASSERT_GT(sg.ncpus, 0);
+}
+
+/* Pins thread th (0: the caller) to CPU c; returns 0 or an errno value. */
+static int pin_to(pthread_t th, bool self, int c)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(c, &set);
+	if (self)
+		return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
+	return pthread_setaffinity_np(th, sizeof(set), &set);
+}
+
 static void rig_init(struct rig *r, unsigned shift)
 {
-	r->nrings = (unsigned)get_nprocs_conf();
-	ASSERT_TRUE(r->nrings > 0 && r->nrings <= 64);
+	memset(r, 0, sizeof(*r));
+	online_cpus();
+	r->nrings = (unsigned)sysconf(_SC_NPROCESSORS_CONF); /* the possible CPUs, as the queue */
+	ASSERT_TRUE(r->nrings > 0 && r->nrings <= MAX_CPUS);
+	for (unsigned i = 0; i < sg.ncpus; i++)
+		ASSERT_TRUE((unsigned)sg.cpus[i] < r->nrings);
 	r->shift = shift;
 	r->rings = aligned_alloc(64, r->nrings * sizeof(*r->rings));
 	r->q = aligned_alloc(64, r->nrings * sizeof(*r->q));
 	r->slots = calloc((size_t)r->nrings << shift, 16);
-	ASSERT_TRUE(r->rings && r->q && r->slots);
+	r->shadow = calloc((size_t)r->nrings << shift, 16);
+	ASSERT_TRUE(r->rings && r->q && r->slots && r->shadow);
 	memset(r->rings, 0, r->nrings * sizeof(*r->rings));
 	memset(r->q, 0, r->nrings * sizeof(*r->q));
 	for (unsigned i = 0; i < r->nrings; i++) {
@@ -135,12 +249,30 @@ static void rig_free(struct rig *r)
 	free(r->rings);
 	free(r->q);
 	free(r->slots);
+	free(r->shadow);
 }
 
 static void violation(struct rig *r, const char *fmt, unsigned a, unsigned long long b, unsigned long long c)
 {
 	if (!r->violations++)
 		snprintf(r->first, sizeof(r->first), fmt, a, b, c);
+}
+
+/* The first violation's state: the ring, the slot before and a little after. */
+static void record(struct rig *r, unsigned i, uint32_t pos, uint32_t prod, const uint64_t *e, uint64_t w0,
+		   uint64_t w1)
+{
+	if (r->violations != 1)
+		return;
+	struct viol *v = &r->v;
+	const uint64_t *sh = r->shadow + 2 * (((size_t)i << r->shift) + hwt__q_idx(r->shift, pos));
+	*v = (struct viol){ .ring = i, .pos = pos, .prod = prod, .w0 = w0, .w1 = w1, .prev0 = sh[0],
+			    .prev1 = sh[1], .t_ns = now_ns() };
+	v->cons = atomic_load_explicit(&r->q[i].cons, memory_order_relaxed);
+	v->ccons = __atomic_load_n(&r->rings[i].ccons, __ATOMIC_RELAXED);
+	nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL); /* a writer in flight finishes */
+	v->late0 = __atomic_load_n(&e[0], __ATOMIC_RELAXED);
+	v->late1 = __atomic_load_n(&e[1], __ATOMIC_RELAXED);
 }
 
 /* The device: drains every ring in turn until the producers are done (all
@@ -161,10 +293,11 @@ static void *consumer(void *arg)
 				continue;
 			any = true;
 			while (c != prod) {
-				uint64_t *e = r->rings[i].slots + 2 * hwt__q_idx(r->shift, c);
+				size_t slot = ((size_t)i << r->shift) + hwt__q_idx(r->shift, c);
+				uint64_t *e = r->slots + 2 * slot;
 				uint64_t w0 = e[0], w1 = e[1];
 				unsigned p = (unsigned)((w0 >> 40) & 0xff);
-				uint64_t seq = w0 & 0xffffffffffull;
+				uint64_t seq = w0 & 0xffffffffffull, before = r->violations;
 				if (w1 != ~w0 || (w0 & 0xffff000000000000ull) != MAGIC || p >= r->nprod)
 					violation(r, "ring %u: unwritten or torn entry %016llx %016llx", i,
 						  (unsigned long long)w0, (unsigned long long)w1);
@@ -177,11 +310,14 @@ static void *consumer(void *arg)
 				else if (seq < r->next_seq[p][i])
 					violation(r, "producer %u: seq %llu after %llu on its ring", p,
 						  (unsigned long long)seq, r->next_seq[p][i] - 1);
+				if (r->violations != before)
+					record(r, i, c, prod, e, w0, w1);
 				if (p < r->nprod && seq < r->per_prod) {
 					r->seen[p][seq / 8] |= (uint8_t)(1u << seq % 8);
 					if (seq >= r->next_seq[p][i])
 						r->next_seq[p][i] = seq + 1;
 				}
+				r->shadow[2 * slot] = w0, r->shadow[2 * slot + 1] = w1;
 				e[0] = 0, e[1] = 0; /* poison: an entry not written again is seen */
 				r->consumed++;
 				c = hwt__q_inc(r->shift, c, 1);
@@ -205,20 +341,46 @@ static void *consumer(void *arg)
 struct producer {
 	struct rig *r;
 	unsigned id;
+	bool timer; /* the storm's: SIGUSR1 to this thread every HWT_RSEQ_TIMER_US */
 };
+
+/* The producer's own timer: SIGUSR1 to this thread, periodically. */
+static int arm_timer(timer_t *t, unsigned id)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id: glibc 2.37 */
+	if (timer_create(CLOCK_MONOTONIC, &sev, t))
+		return -errno;
+	long us = (long)env_u64("HWT_RSEQ_TIMER_US", 50);
+	struct itimerspec its = { .it_interval = { .tv_nsec = us * 1000 },
+				  .it_value = { .tv_nsec = us * 1000 + (long)id * 7000 } };
+	if (timer_settime(*t, 0, &its, NULL)) {
+		int e = -errno;
+		timer_delete(*t);
+		return e;
+	}
+	return 0;
+}
 
 static void *producer(void *arg)
 {
 	struct producer *pa = arg;
 	struct rig *r = pa->r;
 	uint64_t ents[2 * 64];
-	uint64_t seq = 0;
+	uint64_t seq = 0, n_ins = 0;
 	unsigned x = pa->id * 2654435761u + 1;
-	if (r->pin) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(pa->id % (unsigned)get_nprocs(), &set);
-		sched_setaffinity(0, sizeof(set), &set);
+	timer_t timer;
+	int rc = 0;
+	if (r->pin && (rc = pin_to(0, true, sg.cpus[pa->id % sg.ncpus])) != 0)
+		rc = -rc;
+	if (!rc && pa->timer)
+		rc = arm_timer(&timer, pa->id);
+	if (rc) {
+		atomic_store_explicit(&r->error, rc, memory_order_relaxed);
+		goto out;
 	}
 	while (seq < r->per_prod && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		x = x * 1103515245u + 12345u;
@@ -231,7 +393,6 @@ static void *producer(void *arg)
 		}
 		unsigned cpu, n = 0;
 		uint32_t prod;
-		int rc;
 		while ((rc = r->insert(r->rings, r->nrings, ents, k, &cpu, &prod)) == -EAGAIN) {
 			atomic_fetch_add_explicit(&r->eagain, 1, memory_order_relaxed);
 			if (atomic_load_explicit(&r->stop, memory_order_relaxed))
@@ -244,63 +405,117 @@ static void *producer(void *arg)
 			atomic_store_explicit(&r->error, rc, memory_order_relaxed);
 			break;
 		}
-		if (cpu < 64)
+		r->log[pa->id][n_ins++ % LOG_N] = (struct ins){ .t_ns = now_ns(), .seq = seq, .prod = prod, .k = k,
+								.cpu = (uint16_t)cpu,
+								.cpu_after = (uint16_t)sched_getcpu() };
+		if (cpu < MAX_CPUS)
 			atomic_fetch_add_explicit(&r->ring_used[cpu], 1, memory_order_relaxed);
 		seq += k;
 	}
+	if (pa->timer)
+		timer_delete(timer); /* no signal to this thread after it */
+out:
 	atomic_store_explicit(&r->inserted[pa->id], seq, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&r->running, 1, memory_order_release);
 	return NULL;
 }
 
+/* Every hop_every-th signal moves the producer it interrupted to the next
+ * online CPU, from the instruction it interrupted (async-signal-safe: a
+ * system call and lock-free atomics). */
 static void on_usr1(int sig)
 {
 	(void)sig;
+	int e = errno;
+	atomic_fetch_add_explicit(&sg.signals, 1, memory_order_relaxed);
+	if (sg.hop_every && ++tl_signals % sg.hop_every == 0) {
+		int here = sched_getcpu();
+		unsigned i = 0;
+		while (i < sg.ncpus && sg.cpus[i] != here)
+			i++;
+		if (pin_to(0, true, sg.cpus[(i + 1) % sg.ncpus]) == 0)
+			atomic_fetch_add_explicit(&sg.hops, 1, memory_order_relaxed);
+		else
+			atomic_fetch_add_explicit(&sg.hop_errors, 1, memory_order_relaxed);
+	}
+	errno = e;
 }
 
-/* Storm helpers: signals at the producers, and their moves between CPUs. */
-static void *signaller(void *arg)
+/* Moves the producers between CPUs from outside, now and then. */
+static void *mover(void *arg)
 {
 	struct rig *r = arg;
 	unsigned i = 0;
 	while (atomic_load_explicit(&r->running, memory_order_acquire) > 0) {
-		pthread_kill(r->prod_th[i++ % r->nprod], SIGUSR1);
-		atomic_fetch_add_explicit(&r->signals, 1, memory_order_relaxed);
-		if (i % 64 == 0)
-			sched_yield();
+		int rc = pin_to(r->prod_th[i % r->nprod], false, sg.cpus[(i / r->nprod + i) % sg.ncpus]);
+		/* ESRCH: that producer has ended (its thread is not joined yet) */
+		if (rc && rc != ESRCH)
+			atomic_store_explicit(&r->error, -rc, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->moves, !rc, memory_order_relaxed);
+		i++;
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
 	}
 	return NULL;
 }
 
-static void *mover(void *arg)
+/* After a violation: the first one's record, and the logged insertions of
+ * the entry found in the slot and of the slot's position on its ring. */
+static void report_violation(struct rig *r)
 {
-	struct rig *r = arg;
-	unsigned online = (unsigned)get_nprocs(), i = 0;
-	while (atomic_load_explicit(&r->running, memory_order_acquire) > 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET((i / r->nprod + i) % online, &set);
-		pthread_setaffinity_np(r->prod_th[i % r->nprod], sizeof(set), &set);
-		atomic_fetch_add_explicit(&r->moves, 1, memory_order_relaxed);
-		i++;
-		nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+	const struct viol *v = &r->v;
+	uint32_t span = 2u << r->shift; /* WRP|IDX values */
+	TLOG("first violation: ring %u pos %u (slot %u): PROD %u, CONS %u, ccons %u; "
+	     "read %016llx %016llx, 200 us later %016llx %016llx; previous entry %016llx %016llx",
+	     v->ring, v->pos, hwt__q_idx(r->shift, v->pos), v->prod, v->cons, v->ccons,
+	     (unsigned long long)v->w0, (unsigned long long)v->w1, (unsigned long long)v->late0,
+	     (unsigned long long)v->late1, (unsigned long long)v->prev0, (unsigned long long)v->prev1);
+	uint64_t cand[3] = { v->w0, ~v->w1, v->late0 };
+	for (unsigned c = 0; c < 3; c++) {
+		if ((cand[c] & 0xffff000000000000ull) != MAGIC || ((cand[c] >> 40) & 0xff) >= r->nprod)
+			continue;
+		unsigned p = (unsigned)((cand[c] >> 40) & 0xff);
+		uint64_t seq = cand[c] & 0xffffffffffull;
+		for (unsigned j = 0; j < LOG_N; j++) {
+			const struct ins *s = &r->log[p][j];
+			if (s->k && seq >= s->seq && seq < s->seq + s->k)
+				TLOG("  entry p%u seq %llu: inserted on ring %u, PROD %u after (k %u), CPU %u after, "
+				     "%lld us before the violation", p, (unsigned long long)seq, s->cpu, s->prod, s->k,
+				     s->cpu_after, ((long long)v->t_ns - (long long)s->t_ns) / 1000);
+		}
 	}
-	return NULL;
+	unsigned shown = 0;
+	for (unsigned p = 0; p < r->nprod && shown < 12; p++)
+		for (unsigned j = 0; j < LOG_N && shown < 12; j++) {
+			const struct ins *s = &r->log[p][j];
+			if (!s->k || s->cpu != v->ring || (v->pos - (s->prod - s->k)) % span >= s->k)
+				continue;
+			long long ago = ((long long)v->t_ns - (long long)s->t_ns) / 1000;
+			if (ago < -1000 || ago > 100000)
+				continue;
+			TLOG("  ring %u pos %u covered by p%u seq %llu..%llu, PROD %u after, CPU %u after, %lld us before",
+			     v->ring, v->pos, p, (unsigned long long)s->seq,
+			     (unsigned long long)(s->seq + s->k - 1), s->prod, s->cpu_after, ago);
+			shown++;
+		}
 }
 
 /*
- * Runs nprod producers and the consumer (and the storm threads) until every
- * producer inserted per_prod entries or the deadline passes; returns the
- * consumer's violation count, after checking that nothing is missing.
+ * Runs nprod producers and the consumer (and the storm) until every producer
+ * inserted per_prod entries or the deadline passes; returns the consumer's
+ * violation count, after checking that nothing is missing.
  */
 static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violations)
 {
-	pthread_t cons, sig_th, mov_th;
+	pthread_t cons, mov_th;
 	struct producer pa[MAX_PRODUCERS];
 	ASSERT_TRUE(r->nprod <= MAX_PRODUCERS);
-	for (unsigned i = 0; i < r->nprod; i++)
+	for (unsigned i = 0; i < r->nprod; i++) {
 		ASSERT_TRUE((r->seen[i] = calloc(r->per_prod / 8 + 1, 1)) != NULL);
+		ASSERT_TRUE((r->log[i] = calloc(LOG_N, sizeof(struct ins))) != NULL);
+	}
 	atomic_store_explicit(&r->running, r->nprod, memory_order_relaxed);
+	atomic_store(&sg.signals, 0), atomic_store(&sg.hops, 0), atomic_store(&sg.hop_errors, 0);
+	sg.hop_every = storm ? (unsigned)env_u64("HWT_RSEQ_HOP_EVERY", 2) : 0;
 	if (storm) {
 		struct sigaction sa = { .sa_handler = on_usr1 };
 		sigemptyset(&sa.sa_mask);
@@ -308,13 +523,11 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 	}
 	ASSERT_EQ(pthread_create(&cons, NULL, consumer, r), 0);
 	for (unsigned i = 0; i < r->nprod; i++) {
-		pa[i] = (struct producer){ r, i };
+		pa[i] = (struct producer){ r, i, storm };
 		ASSERT_EQ(pthread_create(&r->prod_th[i], NULL, producer, &pa[i]), 0);
 	}
-	if (storm) {
-		ASSERT_EQ(pthread_create(&sig_th, NULL, signaller, r), 0);
+	if (storm)
 		ASSERT_EQ(pthread_create(&mov_th, NULL, mover, r), 0);
-	}
 	uint64_t end = now_ns() + ms * 1000000u;
 	unsigned n = 0;
 	while (atomic_load_explicit(&r->running, memory_order_acquire) > 0) {
@@ -325,10 +538,8 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 	}
 	for (unsigned i = 0; i < r->nprod; i++)
 		pthread_join(r->prod_th[i], NULL);
-	if (storm) {
-		pthread_join(sig_th, NULL);
+	if (storm)
 		pthread_join(mov_th, NULL);
-	}
 	/* R_DONE: every commit happened before this (the joins). */
 	atomic_store_explicit(&r->prod_done, true, memory_order_release);
 	pthread_join(cons, NULL);
@@ -341,19 +552,24 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 		total += ins;
 		for (uint64_t j = 0; j < ins; j++)
 			missing += !(r->seen[i][j / 8] & 1u << j % 8);
-		free(r->seen[i]);
-		r->seen[i] = NULL;
 	}
 	unsigned used = 0;
-	for (unsigned i = 0; i < r->nrings && i < 64; i++)
+	for (unsigned i = 0; i < r->nrings && i < MAX_CPUS; i++)
 		used += atomic_load(&r->ring_used[i]) > 0;
 	TLOG("%s: %u producers, %llu entries inserted, %llu consumed, %llu missing, %llu EAGAIN, "
-	     "rings used %u, %llu signals, %llu moves, %llu violations%s%s",
+	     "rings used %u of %u, %llu signals, %llu hops (%llu failed), %llu moves, %llu violations%s%s",
 	     storm ? "storm" : "plain", r->nprod, (unsigned long long)total,
 	     (unsigned long long)r->consumed, (unsigned long long)missing,
-	     (unsigned long long)atomic_load(&r->eagain), used,
-	     (unsigned long long)atomic_load(&r->signals), (unsigned long long)atomic_load(&r->moves),
+	     (unsigned long long)atomic_load(&r->eagain), used, r->nrings,
+	     (unsigned long long)atomic_load(&sg.signals), (unsigned long long)atomic_load(&sg.hops),
+	     (unsigned long long)atomic_load(&sg.hop_errors), (unsigned long long)atomic_load(&r->moves),
 	     (unsigned long long)r->violations, r->violations ? ": first: " : "", r->first);
+	if (r->violations && !allow_violations)
+		report_violation(r);
+	for (unsigned i = 0; i < r->nprod; i++) {
+		free(r->seen[i]), free(r->log[i]);
+		r->seen[i] = NULL, r->log[i] = NULL;
+	}
 	if (!allow_violations) {
 		if (r->violations)
 			hwt_test_fail(__FILE__, __LINE__, "%llu violations, first: %s",
@@ -362,20 +578,19 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 		ASSERT_EQ(r->consumed, total);
 		ASSERT_GT(total, 0);
 	}
+	if (!r->violations && (missing || r->consumed != total))
+		snprintf(r->first, sizeof(r->first), "%llu entries missing, %llu consumed of %llu inserted",
+			 (unsigned long long)missing, (unsigned long long)r->consumed,
+			 (unsigned long long)total);
 	r->violations += missing + (r->consumed != total);
 	return r->violations;
 }
 
-static bool want_broken(void)
-{
-	const char *e = getenv("HWT_RSEQ_TEST_BROKEN");
-	return e && *e == '1';
-}
-
-/* The library's function, or the broken build when asked to show a failure. */
+/* The library's function, or the mutant HWT_RSEQ_TEST_BROKEN names. */
 static insert_fn *shipped(void)
 {
-	return want_broken() && hwt__rseq_insert_broken ? hwt__rseq_insert_broken : hwt__rseq_insert;
+	const char *b = want_broken();
+	return b && test_build(b).fn ? test_build(b).fn : hwt__rseq_insert;
 }
 
 /* Several producers per CPU, pinned, a small ring (wraps and fills). */
@@ -385,7 +600,7 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 	static struct rig r;
 	rig_init(&r, 4);
 	r.insert = shipped();
-	r.nprod = 2 * (unsigned)get_nprocs() > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * (unsigned)get_nprocs();
+	r.nprod = 2 * sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * sg.ncpus;
 	r.per_prod = 200000;
 	r.kmax = 5;
 	r.pin = true;
@@ -394,52 +609,102 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 	rig_free(&r);
 }
 
-/* Restarts on purpose: signals and migrations while producers insert. */
+/* One storm round with build b: three producers per online CPU, a ring of
+ * 1024, up to 32 entries per call (HWT_RSEQ_NPROD and HWT_RSEQ_SHIFT change
+ * the first two, for a hunt).  Returns its violations; *restarts gets
+ * the restarts counted. */
+static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations, uint64_t *restarts)
+{
+	online_cpus();
+	uint64_t shift = env_u64("HWT_RSEQ_SHIFT", 10), nprod = env_u64("HWT_RSEQ_NPROD", 3 * sg.ncpus);
+	ASSERT_TRUE(shift >= 5 && shift <= 16);
+	rig_init(r, (unsigned)shift);
+	r->insert = b.fn;
+	uint64_t before = __atomic_load_n(b.aborts, __ATOMIC_RELAXED);
+	r->nprod = nprod > MAX_PRODUCERS ? MAX_PRODUCERS : nprod ? (unsigned)nprod : 1;
+	r->per_prod = 1u << 26; /* or until the deadline */
+	r->kmax = 32;
+	uint64_t v = run(r, true, stress_ms(), allow_violations);
+	*restarts = __atomic_load_n(b.aborts, __ATOMIC_RELAXED) - before;
+	TLOG("%s build: %llu restarts (%llu per 1000 signals)", b.name, (unsigned long long)*restarts,
+	     (unsigned long long)(*restarts * 1000 / (atomic_load(&sg.signals) + 1)));
+	rig_free(r);
+	return v;
+}
+
+/* Restarts on purpose: signals and migrations while producers insert.  A
+ * storm that restarted no section proves nothing: rounds follow until one
+ * has (within 20 s, scaled: under TCG on a loaded host a round of 5 s saw no
+ * restart 7 times in 78). */
 TEST_TIMEOUT(rseq_restart_storm, 60)
 {
 	skip_without_rseq();
 	if (!hwt__rseq_insert_test)
 		SKIP("this build has no test build of the assembly");
 	static struct rig r;
-	rig_init(&r, 5);
-	r.insert = want_broken() ? hwt__rseq_insert_broken : hwt__rseq_insert_test;
-	uint64_t *aborts = want_broken() ? &hwt__rseq_broken_aborts : &hwt__rseq_test_aborts;
-	uint64_t before = __atomic_load_n(aborts, __ATOMIC_RELAXED);
-	r.nprod = 4;
-	r.per_prod = 1u << 24; /* or until the deadline */
-	r.kmax = 32;
-	run(&r, true, stress_ms(), false);
-	uint64_t restarts = __atomic_load_n(aborts, __ATOMIC_RELAXED) - before;
-	TLOG("restarts: %llu (a lower bound)", (unsigned long long)restarts);
+	uint64_t restarts = 0, rounds = 0, re, moves = 0, hops = 0;
+	uint64_t end = now_ns() + 20000000000ull * (uint64_t)hwt_test_scale();
+	const char *b = want_broken();
+	do {
+		storm_round(&r, test_build(b ? b : "test"), false, &re);
+		restarts += re, rounds++;
+		moves += atomic_load(&r.moves), hops += atomic_load(&sg.hops);
+	} while (!restarts && now_ns() < end);
+	TLOG("%llu restarts in %llu rounds", (unsigned long long)restarts, (unsigned long long)rounds);
 	ASSERT_GT(restarts, 0);
-	ASSERT_GT(atomic_load(&r.moves), 0);
-	rig_free(&r);
+	ASSERT_GT(moves, 0);
+	ASSERT_GT(hops, 0);
 }
 
-/* The storm's positive control: the broken build (PROD committed before the
- * entries) must be caught within the time. */
-TEST_TIMEOUT(rseq_storm_catches_broken_commit, 60)
+/* A positive control: the mutant must be caught within 20 s (scaled), or in
+ * HWT_RSEQ_ROUNDS rounds, all of them run, when that is set. */
+static void catch_mutant(const char *name)
 {
 	skip_without_rseq();
-	if (!hwt__rseq_insert_broken)
+#if HWT_TSAN
+	if (strcmp(name, "commit"))
+		SKIP("under TSan a signal's handler runs at TSan's next safe point, not at the instruction the "
+		     "signal interrupted: the storm's moves cannot hit the window this mutant opens");
+#endif
+	struct build b = test_build(name);
+	if (!b.fn)
 		SKIP("this build has no test build of the assembly");
-	uint64_t seen = 0, rounds = 0;
+	uint64_t rounds = env_u64("HWT_RSEQ_ROUNDS", 0), caught = 0, round = 0, first = 0, restarts = 0;
 	uint64_t end = now_ns() + 20000000000ull * (uint64_t)hwt_test_scale();
-	while (!seen && now_ns() < end) {
+	while (rounds ? round < rounds : !caught && now_ns() < end) {
 		static struct rig r;
-		memset(&r, 0, sizeof(r));
-		rig_init(&r, 5);
-		r.insert = hwt__rseq_insert_broken;
-		r.nprod = 4;
-		r.per_prod = 1u << 24;
-		r.kmax = 32;
-		seen = run(&r, true, stress_ms(), true);
-		rounds++;
-		rig_free(&r);
+		uint64_t re, v = storm_round(&r, b, true, &re);
+		restarts += re;
+		round++;
+		if (v && !caught++)
+			first = round;
+		if (v)
+			TLOG("round %llu: %llu violations, first: %s", (unsigned long long)round,
+			     (unsigned long long)v, r.first);
 	}
-	TLOG("broken commit caught: %llu violations in round %llu", (unsigned long long)seen,
-	     (unsigned long long)rounds);
-	ASSERT_GT(seen, 0);
+	TLOG("mutant %s caught in %llu of %llu rounds (first in round %llu), %llu restarts in all", name,
+	     (unsigned long long)caught, (unsigned long long)round, (unsigned long long)first,
+	     (unsigned long long)restarts);
+	ASSERT_GT(caught, 0);
+}
+
+/* PROD committed before the entries. */
+TEST_TIMEOUT(rseq_storm_catches_broken_commit, 60)
+{
+	catch_mutant("commit");
+}
+
+/* The commit left out of the section (post_commit_offset one instruction
+ * short). */
+TEST_TIMEOUT(rseq_storm_catches_broken_post, 60)
+{
+	catch_mutant("post");
+}
+
+/* No check of the CPU inside the section. */
+TEST_TIMEOUT(rseq_storm_catches_broken_nocpu, 60)
+{
+	catch_mutant("nocpu");
 }
 
 /* Pins the calling thread to the CPU it runs on; returns that CPU. */
@@ -452,6 +717,15 @@ static unsigned pin_here(void)
 	CPU_SET(c, &set);
 	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
 	return (unsigned)c;
+}
+
+/* The calling thread's rseq_cs (glibc's area, at __rseq_offset from the
+ * thread pointer). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+static uint64_t rseq_cs_now(void)
+{
+	const char *area = (const char *)__builtin_thread_pointer() + __rseq_offset;
+	return __atomic_load_n((const uint64_t *)(area + HWT__RSEQ_CS), __ATOMIC_RELAXED);
 }
 
 /* The contract, single-threaded: room, the two runs at the wrap, -EAGAIN
@@ -477,6 +751,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(prod, ~0u);
 
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 6, &cpu, &prod), 0);
+	ASSERT_EQ(rseq_cs_now(), 0); /* cleared on the way out (rseq.h: dlclose) */
 	ASSERT_EQ(cpu, here);
 	ASSERT_EQ(prod, 6);
 	ASSERT_EQ(atomic_load(&q->prod), 6);
@@ -484,6 +759,7 @@ TEST(rseq_contract)
 	/* 2 free: 3 do not fit, CONS unchanged, ccons refreshed to it */
 	prod = 77;
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3, &cpu, &prod), -EAGAIN);
+	ASSERT_EQ(rseq_cs_now(), 0);
 	ASSERT_EQ(prod, 77);
 	ASSERT_EQ(atomic_load(&q->prod), 6);
 	/* the device consumed 5, with ERR bits set in CONS: masked off */

@@ -5,11 +5,14 @@
  * access is one 8-byte word as in the kernel's routine).
  * Bytes: 8 ldrb, then 8 strb.
  */
+#include "arch/asm.h"
+
 	.text
 	.globl	hwt__copy_words_unaligned
 	.hidden	hwt__copy_words_unaligned
 	.type	hwt__copy_words_unaligned, %function
 hwt__copy_words_unaligned:
+	HWT_ASM_ENTRY
 	and	x2, x2, #~63
 	cbz	x2, 2f
 1:	ldr	x3, [x1, #0]
@@ -39,6 +42,7 @@ hwt__copy_words_unaligned:
 	.hidden	hwt__copy_bytes_unaligned
 	.type	hwt__copy_bytes_unaligned, %function
 hwt__copy_bytes_unaligned:
+	HWT_ASM_ENTRY
 	and	x2, x2, #~7
 	cbz	x2, 2f
 1:	ldrb	w3, [x1, #0]
@@ -77,6 +81,7 @@ hwt__copy_bytes_unaligned:
 	.hidden	hwt__copy_neon_words_unaligned
 	.type	hwt__copy_neon_words_unaligned, %function
 hwt__copy_neon_words_unaligned:
+	HWT_ASM_ENTRY
 	and	x2, x2, #~63
 	cbz	x2, 2f
 1:	ld1	{v0.2d, v1.2d, v2.2d, v3.2d}, [x1], #64
@@ -90,6 +95,7 @@ hwt__copy_neon_words_unaligned:
 	.hidden	hwt__copy_neon_bytes_unaligned
 	.type	hwt__copy_neon_bytes_unaligned, %function
 hwt__copy_neon_bytes_unaligned:
+	HWT_ASM_ENTRY
 	and	x2, x2, #~7
 	cbz	x2, 2f
 1:	ld1	{v0.8b}, [x1], #8
@@ -107,6 +113,7 @@ hwt__copy_neon_bytes_unaligned:
 	.hidden	hwt__split_loads
 	.type	hwt__split_loads, %function
 hwt__split_loads:
+	HWT_ASM_ENTRY
 	and	x1, x1, #~7
 	cbz	x1, 2f
 1:	ldr	x2, [x0]
@@ -126,6 +133,7 @@ hwt__split_loads:
 	.hidden	hwt__split_stores
 	.type	hwt__split_stores, %function
 hwt__split_stores:
+	HWT_ASM_ENTRY
 	and	x1, x1, #~7
 	cbz	x1, 2f
 	ldr	x2, [x0]

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hwt__rseq_insert() for aarch64 (the contract: src/arch/rseq.h; the design:
- * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and
- * HWT_RSEQ_BROKEN_COMMIT make the test builds, as in src/arch/x86_64/rseq.S.
+ * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and the mutants
+ * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST and HWT_RSEQ_BROKEN_NOCPU make
+ * the test builds, as in src/arch/x86_64/rseq.S.
  */
+#include "arch/asm.h"
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
 #define FN hwt__rseq_insert_broken
 #define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_BROKEN_POST)
+#define FN hwt__rseq_insert_broken_post
+#define ABORTS hwt__rseq_broken_post_aborts
+#elif defined(HWT_RSEQ_BROKEN_NOCPU)
+#define FN hwt__rseq_insert_broken_nocpu
+#define ABORTS hwt__rseq_broken_nocpu_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
@@ -33,6 +41,7 @@
 	.p2align 4
 FN:
 	.cfi_startproc
+	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
 	adrp	x9, :got:__rseq_size			/* weak: 0 without glibc >= 2.35 */
 	ldr	x9, [x9, :got_lo12:__rseq_size]
 	cbz	x9, .Lnosys
@@ -72,9 +81,11 @@ FN:
 	 * Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	str	x17, [x10, #HWT__RSEQ_CS]
+#ifndef HWT_RSEQ_BROKEN_NOCPU
 	ldr	w9, [x10, #HWT__RSEQ_CPU_ID]		/* migrated since the read? */
 	cmp	w9, w6
 	b.ne	.Labort
+#endif
 	ldr	w16, [x8]				/* PROD: only this CPU writes it */
 	ldr	w13, [x7, #HWT__RSEQ_RING_CCONS]
 	sub	w9, w16, w13
@@ -121,27 +132,30 @@ FN:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
 	 * of PROD before it reads the slots). */
+.Lcommit:
 	stlr	w15, [x8]
 #endif
 .Lpost:
-	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
-	 * the kernel aborts only while the instruction pointer is in
-	 * [.Lstart, .Lpost), which only this function's own opening store leads
-	 * into, and clears a stale rseq_cs itself at its next look. */
+	/* Out of the section. */
 	str	w15, [x5]
 	mov	w0, #0
-	ret
+	b	.Lout
 .Lfull:
 	mov	w0, #-HWT__RSEQ_EAGAIN
-	ret
+	b	.Lout
 .Lerange:
 	mov	w0, #-HWT__RSEQ_ERANGE
-	ret
+	b	.Lout
 .Leinval_cpu:
 	ldr	w6, [x10, #HWT__RSEQ_CPU_ID]
 	str	w6, [x4]
 .Leinval:
 	mov	w0, #-HWT__RSEQ_EINVAL
+.Lout:
+	/* Every way out once x10 is set: clear rseq_cs (a plain store), as in
+	 * src/arch/x86_64/rseq.S: a descriptor left unmapped by a dlclose()
+	 * would get the process a SIGSEGV at the kernel's next look. */
+	str	xzr, [x10, #HWT__RSEQ_CS]
 	ret
 .Lnosys:
 	mov	w0, #-HWT__RSEQ_ENOSYS
@@ -153,10 +167,14 @@ FN:
 	 * past PROD are not published, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
+	/* test builds only: an exact count (ldxr/stxr, as ARMv8.0 has no LSE);
+	 * x9, x13 and w16 are set again before their next use */
 	adrp	x9, ABORTS
-	ldr	x13, [x9, :lo12:ABORTS]
+	add	x9, x9, :lo12:ABORTS
+4:	ldxr	x13, [x9]
 	add	x13, x13, #1
-	str	x13, [x9, :lo12:ABORTS]
+	stxr	w16, x13, [x9]
+	cbnz	w16, 4b
 #endif
 	b	.Lretry
 	.cfi_endproc
@@ -170,7 +188,11 @@ FN:
 	.long	0				/* version */
 	.long	0				/* flags: restart on everything */
 	.quad	.Lstart				/* start_ip */
+#ifdef HWT_RSEQ_BROKEN_POST
+	.quad	.Lcommit - .Lstart		/* BROKEN: the commit left out */
+#else
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
+#endif
 	.quad	.Labort				/* abort_ip */
 
 #ifdef ABORTS

@@ -4,11 +4,14 @@
  * Words: 8 movq loads, then 8 movq stores, 64 bytes per iteration.
  * Bytes: 8 movzbl loads, then 8 movb stores, 8 bytes per iteration.
  */
+#include "arch/asm.h"
+
 	.text
 	.globl	hwt__copy_words_unaligned
 	.hidden	hwt__copy_words_unaligned
 	.type	hwt__copy_words_unaligned, @function
 hwt__copy_words_unaligned:
+	HWT_ASM_ENTRY
 	push	%rbx
 	push	%r12
 	and	$-64, %rdx
@@ -42,6 +45,7 @@ hwt__copy_words_unaligned:
 	.hidden	hwt__copy_bytes_unaligned
 	.type	hwt__copy_bytes_unaligned, @function
 hwt__copy_bytes_unaligned:
+	HWT_ASM_ENTRY
 	push	%rbx
 	push	%r12
 	and	$-8, %rdx
@@ -86,6 +90,7 @@ hwt__copy_bytes_unaligned:
 	.hidden	hwt__copy_sse2_words_unaligned
 	.type	hwt__copy_sse2_words_unaligned, @function
 hwt__copy_sse2_words_unaligned:
+	HWT_ASM_ENTRY
 	and	$-64, %rdx
 	jz	2f
 1:	movdqu	0(%rsi), %xmm0
@@ -110,6 +115,7 @@ hwt__copy_sse2_words_unaligned:
 	.hidden	\name
 	.type	\name, @function
 \name:
+	HWT_ASM_ENTRY
 	and	$-64, %rdx
 	jz	2f
 1:	\body
@@ -136,6 +142,7 @@ hwt__copy_sse2_words_unaligned:
 	.hidden	hwt__touch_avx2
 	.type	hwt__touch_avx2, @function
 hwt__touch_avx2:
+	HWT_ASM_ENTRY
 	vpxor	%ymm0, %ymm0, %ymm0
 	vzeroupper
 	ret
@@ -152,6 +159,7 @@ hwt__touch_avx2:
 	.hidden	hwt__touch_avx512
 	.type	hwt__touch_avx512, @function
 hwt__touch_avx512:
+	HWT_ASM_ENTRY
 	vpxord	%zmm0, %zmm0, %zmm0
 	vzeroupper
 	ret
@@ -166,6 +174,7 @@ hwt__touch_avx512:
 	.hidden	hwt__split_loads
 	.type	hwt__split_loads, @function
 hwt__split_loads:
+	HWT_ASM_ENTRY
 	and	$-8, %rsi
 	jz	2f
 1:	movq	(%rdi), %rax
@@ -186,6 +195,7 @@ hwt__split_loads:
 	.hidden	hwt__split_stores
 	.type	hwt__split_stores, @function
 hwt__split_stores:
+	HWT_ASM_ENTRY
 	and	$-8, %rsi
 	jz	2f
 	movq	(%rdi), %rax

@@ -5,17 +5,30 @@
  *
  * Test builds only (the Makefile's rules for tests/stress/rseq.c): with
  * HWT_RSEQ_TEST the function is hwt__rseq_insert_test and its abort handler
- * counts restarts in hwt__rseq_test_aborts (a plain, unlocked increment: a
- * lower bound when CPUs race on it); HWT_RSEQ_BROKEN_COMMIT makes
- * hwt__rseq_insert_broken, which commits PROD before it writes the entries,
- * so that a restart after the commit inserts them twice and the device may
- * read slots not yet written.  The library is built with neither.
+ * counts restarts in hwt__rseq_test_aborts (a locked increment: exact).  Three
+ * mutants, each with its own name and counter, which the storm must catch:
+ * HWT_RSEQ_BROKEN_COMMIT (hwt__rseq_insert_broken) commits PROD before it
+ * writes the entries, so that a restart after the commit inserts them twice
+ * and the device may read slots not yet written; HWT_RSEQ_BROKEN_POST
+ * (hwt__rseq_insert_broken_post) ends the section before the commit
+ * (post_commit_offset one instruction short), so that a thread stopped at the
+ * commit stores a stale PROD; HWT_RSEQ_BROKEN_NOCPU
+ * (hwt__rseq_insert_broken_nocpu) does not check the CPU again inside the
+ * section, so that a thread moved between the CPU read and the section's
+ * start fills another CPU's ring.  The library is built with none of them.
  */
+#include "arch/asm.h"
 #include "arch/rseq.h"
 
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
 #define FN hwt__rseq_insert_broken
 #define ABORTS hwt__rseq_broken_aborts
+#elif defined(HWT_RSEQ_BROKEN_POST)
+#define FN hwt__rseq_insert_broken_post
+#define ABORTS hwt__rseq_broken_post_aborts
+#elif defined(HWT_RSEQ_BROKEN_NOCPU)
+#define FN hwt__rseq_insert_broken_nocpu
+#define ABORTS hwt__rseq_broken_nocpu_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
@@ -39,6 +52,7 @@
 	.p2align 4
 FN:
 	.cfi_startproc
+	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
 	mov	__rseq_size@GOTPCREL(%rip), %rax	/* weak: 0 without glibc >= 2.35 */
 	test	%rax, %rax
 	jz	.Lnosys
@@ -98,8 +112,10 @@ FN:
 	 * instruction.  Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
+#ifndef HWT_RSEQ_BROKEN_NOCPU
 	cmpl	%eax, %fs:HWT__RSEQ_CPU_ID(%r10)	/* migrated since the read? */
 	jne	.Labort
+#endif
 	movl	(%r12), %r13d				/* PROD: only this CPU writes it */
 	movl	HWT__RSEQ_RING_CCONS(%r11), %r14d
 	mov	%r13d, %ecx
@@ -162,13 +178,11 @@ FN:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
 	 * of PROD before it reads the slots); a plain store is a release on x86. */
+.Lcommit:
 	mov	%eax, (%r12)
 #endif
 .Lpost:
-	/* Out of the section.  rseq_cs still points at .Lcs; it is not cleared:
-	 * the kernel aborts only while the instruction pointer is in
-	 * [.Lstart, .Lpost), which only this function's own opening store leads
-	 * into, and clears a stale rseq_cs itself at its next look. */
+	/* Out of the section (rseq_cs is cleared at .Lout). */
 	movl	%eax, (%r9)
 	xor	%eax, %eax
 	jmp	.Lout
@@ -184,6 +198,14 @@ FN:
 .Leinval:
 	mov	$-HWT__RSEQ_EINVAL, %eax
 .Lout:
+	/* Every way out after .Lhave: clear rseq_cs (a plain store).  Left
+	 * pointing at .Lcs it would be harmless while this code stays mapped
+	 * (the kernel acts only while the instruction pointer is in the
+	 * section, and clears a stale rseq_cs at its next look), but after a
+	 * dlclose() that unmaps the library the kernel's next look (preemption,
+	 * migration or a signal) fails to read the descriptor and kills the
+	 * process with SIGSEGV. */
+	movq	$0, %fs:HWT__RSEQ_CS(%r10)
 	.cfi_remember_state
 	pop	%r15
 	.cfi_adjust_cfa_offset -8
@@ -214,7 +236,7 @@ FN:
 	 * past PROD are not published, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
-	incq	ABORTS(%rip)
+	lock incq ABORTS(%rip)				/* test builds only */
 #endif
 	jmp	.Lretry
 	.cfi_endproc
@@ -228,7 +250,11 @@ FN:
 	.long	0				/* version */
 	.long	0				/* flags: restart on everything */
 	.quad	.Lstart				/* start_ip */
+#ifdef HWT_RSEQ_BROKEN_POST
+	.quad	.Lcommit - .Lstart		/* BROKEN: the commit left out */
+#else
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
+#endif
 	.quad	.Labort				/* abort_ip */
 
 #ifdef ABORTS
