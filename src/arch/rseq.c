@@ -72,9 +72,8 @@ int hwt__rseq_insert(struct hwt__rseq_ring *rings, unsigned nrings, const void *
  * answer, or a reason the queue holds the path back although the insertion
  * works.  aarch64 is held back: its restart storm (stress_rseq) in the arm64
  * VM once saw a torn entry (one of 53,587, with no restart counted), cause
- * not found yet (the sharper storm since: 275 M entries, 2,793 restarts in
- * that VM without a violation); the queue uses the shared path there until
- * it is.
+ * not found yet (not seen again in that VM: 2,115 storms, 306 M entries,
+ * 3,645 restarts); the queue uses the shared path there until it is.
  */
 const char *hwt__rseq_queue_unavailable(void)
 {
