@@ -124,8 +124,14 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  * (device progress) or its 10 ms bound.  Each waiter hands on at most once
  * per shadow cons it sees, so a chain of hand-ons ends; the kernel wakes
  * sleepers of one priority in the order they slept, and the woken wait at
- * the back, so a chain reaches every sleeper of the generation.  With all
- * k equal nobody hands on (no system calls beyond the baton's).
+ * the back, so a chain reaches every sleeper queued while it runs.  Not
+ * one still between its Z2 and its Z3 (it queues behind waiters that
+ * already handed on for this cons: four or more sleepers), nor one behind
+ * a real-time sleeper: that one waits, as every small sleeper did before
+ * the hand-on, for the device's progress or its 10 ms bound.  Ending the
+ * generation on a hand-on (a wake-all) would close that; not done yet, and
+ * space.pml's three sleepers do not reach it.  With all k equal nobody
+ * hands on (no system calls beyond the baton's).
  * tests/model/space.pml checks the handshake, the baton and the hand-on.
  *
  * The handshake (seq_cst, a Dekker pair; no fence in the leaver):
@@ -171,7 +177,9 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  */
 #define SPACE_SLEEP_NS 10000000 /* Z3 at most: a check of the deadline and the device */
 #define SPACE_KMIN 0xfffu       /* space_evt: smallest k asleep on this generation, 0: none */
-#define SPACE_GEN_ONE 0x1000u   /* space_evt: one generation */
+#define SPACE_GEN_ONE 0x1000u   /* space_evt: one generation (20 bits: an ABA of the
+				 * futex value within one Z1..Z3 needs 2^20 generation
+				 * ends, and costs at most the 10 ms bound) */
 
 /* k as KMIN holds it: capped (a cap only makes a hand-on less likely). */
 static uint32_t space_k(uint32_t k)
