@@ -405,12 +405,16 @@ static inline _Atomic uint32_t *hwt__reg_q_cons(struct hwt__smmu_regs *r, unsign
 
 /* DB2 after an R_PROD made by the caller (hwt__reg_q_prod): on the
  * asymmetric doorbell a compiler barrier and a relaxed load (the sleeper's
- * SB orders them, see above); else a seq_cst fence and a seq_cst load.  The
- * caller's R_PROD is a release store (the rseq commit: a plain mov on
- * x86_64), and x86_64 lets a later load pass it in the store buffer: without
- * the fence DB2 can miss S1 while S3 misses the PROD (stress_doorbell_rseq).
- * A producer preempted before this only delays the wake-up: the device's S3
- * reads every enabled queue's PROD. */
+ * SB orders them, see above); else DB2 reads dev_sleeping with a seq_cst
+ * RMW that adds nothing.  The caller's R_PROD is a release store (the rseq
+ * commit: a plain mov on x86_64, stlr on aarch64), and x86_64 lets a later
+ * plain load pass it in the store buffer: DB2 could miss S1 while S3
+ * misses the PROD (stress_doorbell_rseq).  The RMW is a locked instruction
+ * on x86_64, which drains the store buffer first, and an acquire-release
+ * RMW on aarch64, whose load an earlier stlr precedes.  (Not a seq_cst
+ * fence: TSan builds refuse atomic_thread_fence.)  A producer preempted
+ * before this only delays the wake-up: the device's S3 reads every enabled
+ * queue's PROD. */
 static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
 {
 	if (__builtin_expect(r->asym, 1)) {
@@ -419,8 +423,8 @@ static inline void hwt__reg_q_doorbell(struct hwt__smmu_regs *r)
 			hwt__reg_wake(r);
 		return;
 	}
-	atomic_thread_fence(memory_order_seq_cst); /* R_PROD before DB2: against S1/S3 */
-	hwt__reg_ring(r);                                                          /* DB2 */
+	if (atomic_fetch_or_explicit(&r->dev_sleeping, 0, memory_order_seq_cst))  /* DB2 */
+		hwt__reg_wake(r);
 }
 
 /* Publish PROD of queue i: R_PROD (release; seq_cst on the symmetric
