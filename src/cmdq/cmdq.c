@@ -198,7 +198,7 @@ static void wake_space_sleeper(struct hwt_cmdq *q)
 	 * seq_cst writes (see above).  A failed CAS: another waker ended it
 	 * and wakes its sleepers, or a sleeper lowered KMIN (it sleeps on
 	 * the new value, whose last leave or baton wakes it). */
-	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, (w & ~SPACE_KMIN) + SPACE_GEN_ONE,
+	if (atomic_compare_exchange_strong_explicit(&q->space_evt, &w, (w & ~SPACE_KMIN) + SPACE_GEN_ONE, /* L3 */
 						    memory_order_seq_cst, memory_order_relaxed))
 		hwt__futex_wake(&q->space_evt, INT32_MAX);
 }
@@ -385,7 +385,8 @@ static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k
 		} else {
 			/* Before we watch the device: a smaller sleeper may fit
 			 * now (v acquired, then this read: hand_on). */
-			hand_on(q, atomic_load_explicit(&q->space_evt, memory_order_seq_cst), v, k, &seen);
+			hand_on(q, atomic_load_explicit(&q->space_evt, memory_order_seq_cst) /* L2: Z1 */,
+				v, k, &seen);
 			err = refresh_shadow(q, w, v);
 		}
 		if (err) {

@@ -24,6 +24,7 @@
  */
 #include "arch/rseq.h"
 #include "bus/regs.h"
+#include "common/time.h"
 #include "harness/harness.h"
 
 #include <errno.h>
@@ -52,14 +53,6 @@ struct lit {
 	uint64_t rounds, lost, both_seen, dev_first;
 	int perr;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static bool pin(unsigned cpu)
 {
@@ -140,7 +133,7 @@ static void device(struct lit *l)
 		unsigned n = 0;
 
 		atomic_store_explicit(&r->dev_sleeping, 0, memory_order_relaxed);
-		if (round > 1 && now_ns() > l->deadline_ns)
+		if (round > 1 && hwt__now_ns() > l->deadline_ns)
 			break;
 		if (!meet(l, round))
 			break;
@@ -193,7 +186,7 @@ TEST_TIMEOUT(rseq_commit_then_symmetric_doorbell_loses_no_wakeup, 60)
 		l->rings[i].slots = l->slots;
 		l->rings[i].shift = SHIFT;
 	}
-	l->deadline_ns = now_ns() + (e && *e ? strtoull(e, NULL, 10) : 400) * 1000000ull;
+	l->deadline_ns = hwt__now_ns() + (e && *e ? strtoull(e, NULL, 10) : 400) * 1000000ull;
 	ASSERT_OK(pthread_create(&t, NULL, producer, l));
 	device(l);
 	atomic_store(&l->stop, 1);

@@ -19,11 +19,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch/rseq.h"
 #include "cmdq/impl.h"
+#include "common/time.h"
 #include "device/impl.h"
 
 static unsigned ncpus(void)
@@ -497,14 +497,6 @@ TEST(rseq_word_retired_after_a_timeout)
 	free(r);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Occurrences of s in the log (log_hook). */
 static unsigned log_count(struct logbuf *l, const char *s)
 {
@@ -535,9 +527,9 @@ TEST(a_failed_sync_waits_on_its_queue_once)
 	ASSERT_TRUE(pin(1));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
-	t0 = now_ns();
+	t0 = hwt__now_ns();
 	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
-	took = now_ns() - t0;
+	took = hwt__now_ns() - t0;
 	TLOG("%s path: the sync gave up after %llu ms; log: %s", info.insert_path,
 	     (unsigned long long)(took / 1000000), r->log.text);
 	ASSERT_EQ(log_count(&r->log, "timeout"), 1);
