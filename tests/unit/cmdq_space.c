@@ -82,7 +82,11 @@ static uint64_t handon_round(bool disable_msi)
 	uint64_t h0, h;
 	struct rig r;
 
-	rig_up(&r, ALL_FEATURES, disable_msi, 7, 300000000); /* 300 ms: W's timeout */
+	/* 300 ms: W's timeout, and the pauses below, times the harness's scale:
+	 * under an emulator S must still be asleep when W gives up */
+	const uint64_t scale = (uint64_t)hwt_test_scale();
+
+	rig_up(&r, ALL_FEATURES, disable_msi, 7, 300000000 * scale);
 	for (int i = 0; i < 100; i++)
 		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
 	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false));
@@ -97,10 +101,10 @@ static uint64_t handon_round(bool disable_msi)
 	/* W registered (27 free), then 50 ms for its first slow step: B's
 	 * and S's deadlines come after W's, which ends the wait */
 	wait_for(r.q, false);
-	hwt__sleep_ns(50000000);
+	hwt__sleep_ns(50000000 * scale);
 	ASSERT_EQ(pthread_create(&tb, NULL, run_call, &b), 0);
 	wait_for(r.q, true); /* B's Z1 */
-	hwt__sleep_ns(5000000); /* B asleep */
+	hwt__sleep_ns(5000000 * scale); /* B asleep */
 	ASSERT_EQ(pthread_create(&ts, NULL, run_call, &s), 0);
 	pthread_join(ts, NULL); /* after W's timeout: bounded by S's own */
 	ASSERT_EQ(s.result, 0);
