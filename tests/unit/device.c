@@ -208,6 +208,9 @@ TEST(full_queue_in_one_publish)
 	evt = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
 	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
 	ASSERT_TRUE(tq_wait_cons(&t, 8));
+	/* The SEV follows R_CONS: park the device (pause waits for it) so
+	 * that whatever it signals for this update has been signalled. */
+	ASSERT_OK(hwt_smmu_dev_pause(t.dev));
 	/* full -> not full: an SEV */
 	ASSERT_NE(atomic_load_explicit(&t.r->evt, memory_order_seq_cst), evt);
 	hwt_smmu_dev_get_stats(t.dev, &st);
@@ -227,6 +230,7 @@ TEST(full_queue_in_one_publish)
 	evt = atomic_load_explicit(&t.r->evt, memory_order_seq_cst);
 	ASSERT_OK(hwt_smmu_dev_resume(t.dev));
 	ASSERT_TRUE(tq_wait_cons(&t, 8));
+	ASSERT_OK(hwt_smmu_dev_pause(t.dev)); /* as above: no SEV can still come */
 	ASSERT_EQ(atomic_load_explicit(&t.r->evt, memory_order_seq_cst), evt);
 	hwt_smmu_dev_get_stats(t.dev, &st);
 	ASSERT_EQ(st.sevs, 0);
