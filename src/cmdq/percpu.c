@@ -39,6 +39,7 @@
  *                                 barrier and a plain load (asymmetric)
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,44 +200,53 @@ struct space {
 	uint32_t prod, cons, k;
 };
 
-/* Still no room for k, and neither PROD nor CONS moved? */
+/* Still no room for k, neither PROD nor CONS moved, and the thread still
+ * runs on the queue's CPU?  (sched_getcpu: rseq's cpu_id, no system call;
+ * -1, which rseq never gives, counts as no move.) */
 static bool no_space(void *arg)
 {
 	struct space *s = arg;
 	struct hwt_cmdq *sq = s->sq;
 	uint32_t p = hwt__reg_q_read_prod(sq->regs, sq->qi);
 	uint32_t c = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, sq->qi)); /* A_CONS */
+	int cpu = sched_getcpu();
 
-	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k);
+	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k) &&
+	       (cpu < 0 || (unsigned)cpu == sq->qi);
 }
 
 /*
  * -EAGAIN from the section: queue qi has no room for k.  Wait, outside any
  * section, until its CONS or its PROD changes (docs section 2: CONS alone
- * can come back to the same value laps later while the others refill),
- * then the caller tries again, maybe on another CPU by then.
+ * can come back to the same value laps later while the others refill), or
+ * the thread runs on another CPU (a migration: that CPU's queue may have
+ * room), then the caller tries again, on the CPU it runs on then.  Each
+ * time round reads the clock first, so a call that finds no room again and
+ * again (PROD, CONS or the CPU changing between its polls) still gives up
+ * at the call's deadline.
  */
 static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
 	struct space s = { sq, 0, 0, k };
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
-	int err = 0;
+	uint64_t now;
+	int err;
 
 	s.prod = hwt__reg_q_read_prod(sq->regs, qi);
 	s.cons = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, qi)); /* A_CONS */
 	hwt__devwait_next(&w, 63, no_space, &s);
-	while (no_space(&s)) {
+	err = hwt__devwait_check(&w, &now);
+	while (!err && no_space(&s)) {
 		/* The device signals the full -> not-full edge: sleep on events
 		 * while the queue is full, else back off. */
 		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.prod, s.cons));
-		if (err) {
-			char buf[HWT__VERDICT_LEN];
+	}
+	if (err) {
+		char buf[HWT__VERDICT_LEN];
 
-			hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, CONS 0x%08x]",
-				      hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.cons);
-			break;
-		}
+		hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, CONS 0x%08x]",
+			      hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.cons);
 	}
 	*deadline = w.deadline;
 	return err;
