@@ -175,12 +175,16 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t
 	hwt__devwait_next(&w, 0, not_reached, &r);
 	while (!reached(&r)) {
 		uint32_t raw = hwt__reg_q_read_cons(r.sq->regs, qi); /* A_CONS */
+		uint64_t now;
 
 		/* WFE-like: returns early when CONS changes; PROD moving is
-		 * seen at the next check (the idle rule). */
+		 * seen at the next check (the idle rule).  CONS moved: look
+		 * again at once, but within the deadline (a lapped waiter's
+		 * compare can say "not yet" while CONS moves on every poll). */
 		if (hwt__reg_q_wait_cons_change(r.sq->regs, qi, raw) != raw)
-			continue;
-		err = hwt__devwait_step(&w, r.sq->sev);
+			err = reached(&r) ? 0 : hwt__devwait_check(&w, &now);
+		else
+			err = hwt__devwait_step(&w, r.sq->sev);
 		if (err) {
 			char buf[HWT__VERDICT_LEN];
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The waits of an object of several queues (tests/unit/cmdq_mq.c has the
- * rest): on the rseq path a producer waiting for space follows a migration
- * to its new CPU's queue.
+ * rest): a CONS wait meets its deadline while CONS moves on every poll; on
+ * the rseq path a producer waiting for space follows a migration to its new
+ * CPU's queue.
  */
 #include "harness/harness.h"
 #include "harness/mqrig.h"
@@ -60,6 +61,104 @@ static bool wait_flag(_Atomic int *flag, double secs)
 	while (!atomic_load_explicit(flag, memory_order_acquire) && hwt__now_ns() < end)
 		hwt__sleep_ns(1000000);
 	return atomic_load_explicit(flag, memory_order_acquire);
+}
+
+/* --- a CONS wait while CONS keeps moving ------------------------------------- */
+
+#define MOVERS_MAX 7
+
+struct movers {
+	struct hwt__smmu_regs *regs;
+	unsigned qi;
+	uint64_t end;         /* the movers' own limit */
+	_Atomic int stop;     /* the waiter is done */
+	_Atomic unsigned running;
+	_Atomic int expired;  /* a mover stopped at the limit */
+	_Atomic uint64_t moves;
+};
+
+struct mover {
+	struct movers *all;
+	unsigned cpu, first;
+};
+
+/* With the device paused: queue qi's CONS round 44..299 as fast as it goes,
+ * until stopped or the limit.  It changes under every poll of a waiter for
+ * 300, and never reaches 300 (the wrap compare on a queue of 256: the 256
+ * positions below it are "not yet") nor the queue's PROD (0).  One mover
+ * per CPU but the waiter's: while one is interrupted the others move. */
+static void *move_cons(void *arg)
+{
+	struct mover *m = arg;
+	struct movers *a = m->all;
+	_Atomic uint32_t *cons = hwt__reg_q_cons(a->regs, a->qi);
+	uint64_t n = 0;
+
+	if (!pin(m->cpu))
+		return NULL;
+	atomic_fetch_add_explicit(&a->running, 1, memory_order_release);
+	for (uint32_t v = m->first; !atomic_load_explicit(&a->stop, memory_order_relaxed);
+	     v = v == 299 ? 44 : v + 1) {
+		/* Stands in for the device's R_CONS (A_CONS in the wait). */
+		atomic_store_explicit(cons, v, memory_order_release);
+		if (!(++n & 0xffff) && hwt__now_ns() > a->end) {
+			atomic_store_explicit(&a->expired, 1, memory_order_relaxed);
+			break;
+		}
+	}
+	atomic_fetch_add_explicit(&a->moves, n, memory_order_relaxed);
+	return NULL;
+}
+
+/* wait_reached must meet its deadline even while CONS moves on every poll
+ * (a lapped waiter's wrap compare can say "not yet" on a busy queue).  With
+ * two CPUs the one mover's interrupts let a wait that checks its deadline
+ * only when CONS stands still reach it anyway; with more, the movers cover
+ * for one another and such a wait runs until they stop. */
+TEST_TIMEOUT(cons_wait_meets_its_deadline_while_cons_moves, 30)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .disable_msi = true, .timeout_ns = 100000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct movers a = { .qi = 1 };
+	struct mover m[MOVERS_MAX];
+	pthread_t t[MOVERS_MAX];
+	unsigned n = ncpus() - 1 < MOVERS_MAX ? ncpus() - 1 : MOVERS_MAX;
+	uint64_t deadline = 0, t0, took, end;
+	int err, expired;
+
+	need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	a.regs = r->q->regs;
+	a.end = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+	ASSERT_TRUE(pin(0));
+	for (unsigned i = 0; i < n; i++) {
+		m[i] = (struct mover){ .all = &a, .cpu = 1 + i, .first = 44 + 37 * i % 256 };
+		ASSERT_OK(pthread_create(&t[i], NULL, move_cons, &m[i]));
+	}
+	end = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
+	while (atomic_load_explicit(&a.running, memory_order_acquire) < n && hwt__now_ns() < end)
+		hwt__sleep_ns(1000000);
+	ASSERT_EQ(atomic_load(&a.running), n);
+	t0 = hwt__now_ns();
+	err = hwt__cmdq_wait_reached(r->q, 1, 300, &deadline);
+	took = hwt__now_ns() - t0;
+	atomic_store_explicit(&a.stop, 1, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	expired = atomic_load(&a.expired);
+	TLOG("the wait returned %d after %llu ms; %u movers moved CONS %llu times%s", err,
+	     (unsigned long long)(took / 1000000), n, (unsigned long long)atomic_load(&a.moves),
+	     expired ? ", until their own limit" : "");
+	ASSERT_EQ(err, -ETIMEDOUT);
+	ASSERT_FALSE(expired); /* it gave up while CONS still moved */
+	ASSERT_TRUE(logged(&r->log, "CMD_SYNC timeout waiting for CONS"));
+	atomic_store(hwt__reg_q_cons(r->q->regs, 1), 0); /* as the device left it */
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	mqrig_down(r);
+	free(r);
 }
 
 /* --- rseq path: a space wait after a migration -------------------------------- */
