@@ -23,7 +23,9 @@
  * MSI words come from chunks mapped on demand, each twice the size of the
  * last (the first 64 words): a pool never runs out before the device's DMA
  * window does (-ENOSPC, from hwt__bus_dma_map).  A thread's word goes back
- * to the object's pool with its record when the thread exits (queues.c).
+ * to the object's pool with its record when the thread exits, unless a
+ * CMD_SYNC may still write it (the thread was cancelled in its wait): then
+ * it is retired (queues.c, release).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
  *   R_PROD (the section's commit, arch/rseq.S) / A_PROD (device)

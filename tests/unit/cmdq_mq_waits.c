@@ -3,7 +3,8 @@
  * The waits of an object of several queues (tests/unit/cmdq_mq.c has the
  * rest): a CONS wait meets its deadline while CONS moves on every poll; on
  * the rseq path a producer waiting for space follows a migration to its new
- * CPU's queue.
+ * CPU's queue; a thread cancelled in its MSI wait hands on no word the
+ * device may still write.
  */
 #include "harness/harness.h"
 #include "harness/mqrig.h"
@@ -231,6 +232,108 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_EQ(atomic_load(&r->executed[0]), 255);
 	ASSERT_FALSE(mqrig_violation(r));
+	mqrig_down(r);
+	free(r);
+}
+
+/* --- rseq path, MSI polling: a thread cancelled in its wait ------------------- */
+
+/* A sync on CPU 0 with the device paused: it waits until cancelled. */
+static void *sync_until_cancelled(void *arg)
+{
+	struct waiter *w = arg;
+	struct hwt__cmdq_rec *rec;
+
+	w->err = -EPERM;
+	if (pin(0) && (rec = hwt__cmdq_rec(w->r->q))) {
+		w->word = rec->word;
+		w->seq = rec->sync_seq + 1; /* the MSIDATA of this sync */
+		atomic_store_explicit(&w->started, 1, memory_order_release);
+		w->err = hwt_cmdq_sync(w->r->q);
+	}
+	atomic_store_explicit(&w->done, 1, memory_order_release);
+	return NULL;
+}
+
+struct taker {
+	struct mqrig *r;
+	_Atomic uint32_t *word;
+	uint32_t value, seq;
+	int err;
+};
+
+/* A new thread's record (the pool's), and what its word holds. */
+static void *take_record(void *arg)
+{
+	struct taker *k = arg;
+	struct hwt__cmdq_rec *rec = hwt__cmdq_rec(k->r->q);
+
+	k->err = -ENOMEM;
+	if (rec) {
+		k->word = rec->word;
+		k->seq = rec->sync_seq;
+		/* A_MSI: pairs with the device's R_MSI, if it wrote the word. */
+		k->value = rec->word ? atomic_load_explicit(rec->word, memory_order_acquire) : 0;
+		k->err = 0;
+	}
+	return NULL;
+}
+
+static void *sync_once(void *arg)
+{
+	struct taker *k = arg;
+	struct hwt__cmdq_rec *rec;
+
+	k->err = hwt_cmdq_sync(k->r->q);
+	rec = hwt__cmdq_rec(k->r->q);
+	k->word = rec ? rec->word : NULL;
+	return NULL;
+}
+
+/* The record of a thread cancelled in its MSI wait goes back to the pool;
+ * the word it hands on must be one no CMD_SYNC can still write (its last
+ * sync completed) or none: a late MSI into a word the next thread uses
+ * could overwrite that thread's completion (a false -ETIMEDOUT). */
+TEST_TIMEOUT(rseq_cancelled_msi_wait_hands_on_no_live_word, 30)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 20000000000ull };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct waiter w = { .r = r };
+	struct taker k = { .r = r }, k2 = { .r = r };
+	uint64_t end;
+	pthread_t t;
+	void *ret;
+
+	need_cpus(2);
+	need_rseq();
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	ASSERT_TRUE(pin(1));
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	ASSERT_OK(pthread_create(&t, NULL, sync_until_cancelled, &w));
+	ASSERT_TRUE(wait_flag(&w.started, 5));
+	/* Past its spin and yields it sleeps: a cancellation point. */
+	ASSERT_FALSE(wait_flag(&w.done, 0.2));
+	ASSERT_OK(pthread_cancel(t));
+	ASSERT_OK(pthread_join(t, &ret));
+	ASSERT_TRUE(ret == PTHREAD_CANCELED);
+	ASSERT_TRUE(w.word);
+	ASSERT_OK(pthread_create(&t, NULL, take_record, &k));
+	ASSERT_OK(pthread_join(t, NULL));
+	ASSERT_OK(k.err);
+	TLOG("cancelled: word %p, MSIDATA %u; next thread: word %p holding %u, its sync_seq %u",
+	     (void *)w.word, w.seq, (void *)k.word, k.value, k.seq);
+	ASSERT_TRUE(!k.word || k.value == k.seq);
+	/* The hazard: the abandoned CMD_SYNC still writes the old word. */
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	end = hwt__now_ns() + (uint64_t)(10e9 * hwt_test_scale());
+	while (atomic_load_explicit(w.word, memory_order_acquire) != w.seq && hwt__now_ns() < end)
+		hwt__sleep_ns(1000000);
+	ASSERT_EQ(atomic_load(w.word), w.seq);
+	ASSERT_OK(pthread_create(&t, NULL, sync_once, &k2));
+	ASSERT_OK(pthread_join(t, NULL));
+	ASSERT_OK(k2.err);
+	ASSERT_TRUE(k2.word && k2.word != w.word);
 	mqrig_down(r);
 	free(r);
 }
