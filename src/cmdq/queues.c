@@ -54,6 +54,7 @@ static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_err;
+static _Atomic bool key_made; /* key exists: deleted when the library is unloaded */
 /* This thread's records, one per object it used (initial-exec: a
  * thread-pointer-relative load, also in the shared library). */
 static _Thread_local struct hwt__cmdq_rec *tl_recs __attribute__((tls_model("initial-exec")));
@@ -113,6 +114,24 @@ static void thread_exit(void *unused)
 static void make_key(void)
 {
 	key_err = pthread_key_create(&key, thread_exit);
+	/* R_KEY: pairs with A_KEY in drop_key, which then sees key. */
+	atomic_store_explicit(&key_made, !key_err, memory_order_release);
+}
+
+/*
+ * The library is unloaded (dlclose) or the process exits.  A thread that
+ * used an object of several queues holds the key set; if it outlived the
+ * unload, its exit would call thread_exit in unmapped code.  Deleting the
+ * key drops those calls: the records such threads still hold leak (their
+ * objects should be destroyed before the unload; the MSI words went with
+ * destroy).  No thread may be inside the library now, so nothing races
+ * the delete.
+ */
+__attribute__((destructor)) static void drop_key(void)
+{
+	/* A_KEY: pairs with R_KEY in make_key. */
+	if (atomic_load_explicit(&key_made, memory_order_acquire))
+		pthread_key_delete(key);
 }
 
 /* The slow path of hwt__cmdq_rec: drop records of destroyed objects, take
