@@ -4,7 +4,8 @@
  * rest): a CONS wait meets its deadline while CONS moves on every poll; on
  * the rseq path a producer waiting for space follows a migration to its new
  * CPU's queue; a thread cancelled in its MSI wait hands on no word the
- * device may still write.
+ * device may still write; and a destroy whose disable the device refuses
+ * keeps the queues and the MSI words mapped.
  */
 #include "harness/harness.h"
 #include "harness/mqrig.h"
@@ -22,6 +23,7 @@
 #include "arch/rseq.h"
 #include "cmdq/impl.h"
 #include "common/time.h"
+#include "device/impl.h"
 
 static unsigned ncpus(void)
 {
@@ -336,4 +338,56 @@ TEST_TIMEOUT(rseq_cancelled_msi_wait_hands_on_no_live_word, 30)
 	ASSERT_TRUE(k2.word && k2.word != w.word);
 	mqrig_down(r);
 	free(r);
+}
+
+/* --- a destroy whose disable is refused -------------------------------------- */
+
+/* A device that answers the disable of queue 1 with the enable still set
+ * (none here does: set by hand on a device that never started) may still
+ * read the queues and write the MSI words: destroy keeps all of it mapped,
+ * q->mapped included, so that a later destroy, once the device let go,
+ * unmaps and frees it all. */
+TEST(a_refused_disable_keeps_the_queues_mapped)
+{
+	struct hwt_smmu_dev_config dc;
+	struct hwt_smmu_dev *dev;
+	struct hwt_cmdq_options o;
+	struct hwt_cmdq *q;
+	struct hwt__cmdq_rec *rec;
+	struct hwt__smmu_regs *regs;
+	struct logbuf log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t iova, word_iova = 0;
+	uint32_t seq;
+
+	hwt_smmu_dev_config_default(&dc);
+	ASSERT_OK(hwt__dev_create_nq(&dev, &dc, 2));
+	hwt_cmdq_options_default(&o);
+	o.queues = 2;
+	o.log = log_hook;
+	o.log_ctx = &log;
+	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* enabled at the device's start */
+	rec = hwt__cmdq_rec(q); /* rseq path, MSI polling: its word is mapped */
+	ASSERT_TRUE(rec);
+	if (rec->word)
+		word_iova = rec->word_iova;
+	iova = q->iova;
+	regs = q->regs;
+	/* Queue 1's next enable write carries count seq: answer it enabled. */
+	seq = (atomic_load(&regs->q[1].en) >> HWT__CR0_SEQ_SHIFT) + 1;
+	atomic_store(&regs->q[1].enack, seq << HWT__CR0_SEQ_SHIFT | HWT__Q_EN);
+	hwt_cmdq_destroy(q); /* kept */
+	TLOG("%s path, MSI word %s; log: %s", q->mq->rseq ? "rseq" : "shared",
+	     word_iova ? "mapped" : "none", log.text);
+	ASSERT_TRUE(logged(&log, "leaking the queue"));
+	ASSERT_TRUE(q->mapped);
+	ASSERT_TRUE(hwt__dev_translate(dev, iova, 16));
+	if (word_iova)
+		ASSERT_TRUE(hwt__dev_translate(dev, word_iova, 4));
+	/* The device lets go (a stopped device acknowledges nothing). */
+	atomic_store(&regs->q[1].enack, 0);
+	hwt_cmdq_destroy(q);
+	ASSERT_FALSE(hwt__dev_translate(dev, iova, 16));
+	if (word_iova)
+		ASSERT_FALSE(hwt__dev_translate(dev, word_iova, 4));
+	hwt_smmu_dev_destroy(dev);
 }
