@@ -134,7 +134,11 @@ struct hwt_cmdq_cmd {
  * queue this call inserted into, and hwt_cmdq_sync() covers them all),
  * -EINVAL, -ETIMEDOUT (queue full or sync not complete within timeout_ns),
  * -ENODEV (the device stopped), and with several queues -ENOMEM (no
- * per-thread record) or -ENOSPC (see queues above).  timeout_ns bounds the
+ * per-thread record) or -ENOSPC (see queues above), and on the rseq path
+ * -ERANGE: the thread ran on a CPU numbered at or past the possible CPUs
+ * counted at create, which has no queue (the kernel gives no such number;
+ * nothing went in there, but the commands of a call of more than 64 with a
+ * sync, inserted first, may have).  timeout_ns bounds the
  * whole call: its waits on the device (for space, then for its CMD_SYNC)
  * share one deadline, timeout_ns after the first of them began.  Waits on
  * other threads of this process (a queue owner handing over, another
@@ -152,7 +156,8 @@ HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cm
  * owes nothing, then each other queue it used (a CMD_SYNC there on the
  * shared path; on the rseq path a wait until that queue's CONS passed the
  * thread's entries); a queue not confirmed (-ETIMEDOUT, -ENODEV) stays
- * owed to the next sync.  -ENOMEM: no per-thread record could be made. */
+ * owed to the next sync.  -ENOMEM: no per-thread record could be made;
+ * -ENOSPC, -ERANGE (rseq path): as for hwt_cmdq_issue, nothing inserted. */
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
 /*

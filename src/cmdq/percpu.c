@@ -23,7 +23,9 @@
  * MSI words come from chunks mapped on demand, each twice the size of the
  * last (the first 64 words): a pool never runs out before the device's DMA
  * window does (-ENOSPC, from hwt__bus_dma_map).  A thread's word goes back
- * to the object's pool with its record when the thread exits (queues.c).
+ * to the object's pool with its record when the thread exits, unless a
+ * CMD_SYNC may still write it (the thread was cancelled in its wait): then
+ * it is retired (queues.c, release).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
  *   R_PROD (the section's commit, arch/rseq.S) / A_PROD (device)
@@ -39,6 +41,7 @@
  *                                 barrier and a plain load (asymmetric)
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,12 +177,16 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t
 	hwt__devwait_next(&w, 0, not_reached, &r);
 	while (!reached(&r)) {
 		uint32_t raw = hwt__reg_q_read_cons(r.sq->regs, qi); /* A_CONS */
+		uint64_t now;
 
 		/* WFE-like: returns early when CONS changes; PROD moving is
-		 * seen at the next check (the idle rule). */
+		 * seen at the next check (the idle rule).  CONS moved: look
+		 * again at once, but within the deadline (a lapped waiter's
+		 * compare can say "not yet" while CONS moves on every poll). */
 		if (hwt__reg_q_wait_cons_change(r.sq->regs, qi, raw) != raw)
-			continue;
-		err = hwt__devwait_step(&w, r.sq->sev);
+			err = reached(&r) ? 0 : hwt__devwait_check(&w, &now);
+		else
+			err = hwt__devwait_step(&w, r.sq->sev);
 		if (err) {
 			char buf[HWT__VERDICT_LEN];
 
@@ -199,44 +206,53 @@ struct space {
 	uint32_t prod, cons, k;
 };
 
-/* Still no room for k, and neither PROD nor CONS moved? */
+/* Still no room for k, neither PROD nor CONS moved, and the thread still
+ * runs on the queue's CPU?  (sched_getcpu: rseq's cpu_id, no system call;
+ * -1, which rseq never gives, counts as no move.) */
 static bool no_space(void *arg)
 {
 	struct space *s = arg;
 	struct hwt_cmdq *sq = s->sq;
 	uint32_t p = hwt__reg_q_read_prod(sq->regs, sq->qi);
 	uint32_t c = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, sq->qi)); /* A_CONS */
+	int cpu = sched_getcpu();
 
-	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k);
+	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k) &&
+	       (cpu < 0 || (unsigned)cpu == sq->qi);
 }
 
 /*
  * -EAGAIN from the section: queue qi has no room for k.  Wait, outside any
  * section, until its CONS or its PROD changes (docs section 2: CONS alone
- * can come back to the same value laps later while the others refill),
- * then the caller tries again, maybe on another CPU by then.
+ * can come back to the same value laps later while the others refill), or
+ * the thread runs on another CPU (a migration: that CPU's queue may have
+ * room), then the caller tries again, on the CPU it runs on then.  Each
+ * time round reads the clock first, so a call that finds no room again and
+ * again (PROD, CONS or the CPU changing between its polls) still gives up
+ * at the call's deadline.
  */
 static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
 	struct space s = { sq, 0, 0, k };
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
-	int err = 0;
+	uint64_t now;
+	int err;
 
 	s.prod = hwt__reg_q_read_prod(sq->regs, qi);
 	s.cons = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, qi)); /* A_CONS */
 	hwt__devwait_next(&w, 63, no_space, &s);
-	while (no_space(&s)) {
+	err = hwt__devwait_check(&w, &now);
+	while (!err && no_space(&s)) {
 		/* The device signals the full -> not-full edge: sleep on events
 		 * while the queue is full, else back off. */
 		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.prod, s.cons));
-		if (err) {
-			char buf[HWT__VERDICT_LEN];
+	}
+	if (err) {
+		char buf[HWT__VERDICT_LEN];
 
-			hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, CONS 0x%08x]",
-				      hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.cons);
-			break;
-		}
+		hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, CONS 0x%08x]",
+			      hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.cons);
 	}
 	*deadline = w.deadline;
 	return err;

@@ -17,9 +17,10 @@
  * only under glock (the cold paths: a thread's first use of an object,
  * its exit, destroy, an MSI word).
  *   - thread exit (the key's destructor): a record whose object lives goes
- *     back to the object's pool, with its MSI word and sync_seq (the word
- *     holds the record's last sync_seq, or was retired), for the next
- *     thread; else it is freed.  The anchor loses a reference.
+ *     back to the object's pool, with its MSI word and sync_seq when the
+ *     word holds the record's last sync_seq (else a CMD_SYNC may still
+ *     write it: the word is retired, see release), for the next thread;
+ *     else it is freed.  The anchor loses a reference.
  *   - destroy: the anchor's q = NULL, the pool's records are freed; records
  *     still held by threads are theirs now, freed at their exit (or when
  *     the thread next misses in its list).  The anchor stays allocated
@@ -53,6 +54,7 @@ static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_err;
+static _Atomic bool key_made; /* key exists: deleted when the library is unloaded */
 /* This thread's records, one per object it used (initial-exec: a
  * thread-pointer-relative load, also in the shared library). */
 static _Thread_local struct hwt__cmdq_rec *tl_recs __attribute__((tls_model("initial-exec")));
@@ -67,13 +69,26 @@ void hwt__cmdq_gunlock(void)
 	pthread_mutex_unlock(&glock);
 }
 
-/* Under glock: drop the thread's hold of rec (its object's pool, or free). */
+/* Under glock: drop the thread's hold of rec (its object's pool, or free).
+ * Its MSI word goes with it only if the device can no longer write it:
+ * each CMD_SYNC aimed at a word is waited for before the next (a wait that
+ * gives up retires the word), so all but the last have written it, and the
+ * word holding sync_seq means the last one has too.  Else the thread left
+ * inside a wait (pthread_cancel in its sleep, a pthread_exit from the log
+ * hook) or after a CMD_SYNC that never went in: the word is retired (it
+ * stays in its chunk, percpu.c), and the next thread's first sync takes a
+ * fresh one.  A late MSI into a handed-on word could otherwise overwrite
+ * the next thread's completion: a false -ETIMEDOUT. */
 static void release(struct hwt__cmdq_rec *rec)
 {
 	struct hwt__cmdq_anchor *a = rec->anchor;
 
 	rec->anchor = NULL;
 	if (a->q) {
+		/* A_MSI: pairs with the device's R_MSI of the last CMD_SYNC:
+		 * its write is done, no other is in flight. */
+		if (rec->word && atomic_load_explicit(rec->word, memory_order_acquire) != rec->sync_seq)
+			rec->word = NULL;
 		rec->pnext = a->q->mq->pool;
 		a->q->mq->pool = rec;
 	} else {
@@ -99,6 +114,24 @@ static void thread_exit(void *unused)
 static void make_key(void)
 {
 	key_err = pthread_key_create(&key, thread_exit);
+	/* R_KEY: pairs with A_KEY in drop_key, which then sees key. */
+	atomic_store_explicit(&key_made, !key_err, memory_order_release);
+}
+
+/*
+ * The library is unloaded (dlclose) or the process exits.  A thread that
+ * used an object of several queues holds the key set; if it outlived the
+ * unload, its exit would call thread_exit in unmapped code.  Deleting the
+ * key drops those calls: the records such threads still hold leak (their
+ * objects should be destroyed before the unload; the MSI words went with
+ * destroy).  No thread may be inside the library now, so nothing races
+ * the delete.
+ */
+__attribute__((destructor)) static void drop_key(void)
+{
+	/* A_KEY: pairs with R_KEY in make_key. */
+	if (atomic_load_explicit(&key_made, memory_order_acquire))
+		pthread_key_delete(key);
 }
 
 /* The slow path of hwt__cmdq_rec: drop records of destroyed objects, take

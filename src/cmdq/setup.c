@@ -151,8 +151,10 @@ static int write_en(struct hwt_cmdq *q, unsigned i, uint32_t v, uint64_t deadlin
  * acknowledged, unmapping the queues (which the device refuses, under its
  * lock, while queue 0 is acknowledged enabled) is what proves that no
  * start racing us re-enabled it.  One deadline, timeout_ns, for all.
- * -ETIMEDOUT: the device still holds a queue; nothing is unmapped then.
- * Only then the MSI words (percpu.c): a late MSI of a CMD_SYNC abandoned
+ * Nonzero: the device may still hold a queue (-ETIMEDOUT; -EINVAL, a
+ * disable answered with the enable set, which no device here does);
+ * nothing is unmapped or freed then, and q->mapped stays true.  Only after
+ * the unmap the MSI words (percpu.c): a late MSI of a CMD_SYNC abandoned
  * by a waiter lands before the disable's acknowledgement.
  */
 static int disable_and_unmap(struct hwt_cmdq *q, unsigned enabled)
@@ -164,14 +166,14 @@ static int disable_and_unmap(struct hwt_cmdq *q, unsigned enabled)
 	/* The other queues first, queue 0 (whose enable the unmap checks) last. */
 	for (unsigned i = enabled; i-- > 0 && !err;)
 		err = write_en(q, i, 0, deadline);
-	while (!err && q->mapped && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
+	if (err)
+		return err;
+	while (q->mapped && (err = hwt__bus_dma_unmap(q->dev, q->iova)) == -EBUSY) {
 		if (hwt__now_ns() > deadline)
 			return -ETIMEDOUT;
-		err = 0;
 		hwt__backoff_wait(&b);
 	}
-	if (err == -ETIMEDOUT)
-		return err;
+	/* 0, or -ENOENT: no region holds the queues (any more): unmapped. */
 	q->mapped = false;
 	if (q->mq)
 		hwt__cmdq_rseq_fini(q);
