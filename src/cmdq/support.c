@@ -4,6 +4,7 @@
  * other producers, and whether the device can do MSI polling.  Calls no
  * other file of src/cmdq.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ void hwt__cmdq_log(struct hwt_cmdq *sq, const char *fmt, ...)
 	char msg[256];
 	int len = 0;
 	va_list ap;
+	int cancel;
 	bool ok;
 
 	if (q->nq > 1) /* which queue */
@@ -37,12 +39,17 @@ void hwt__cmdq_log(struct hwt_cmdq *sq, const char *fmt, ...)
 		q->log(q->log_ctx, msg);
 		return;
 	}
+	/* fprintf is a cancellation point: a thread cancelled in it (stderr a
+	 * full pipe, say) would leave log_lock held and every later line of
+	 * this queue blocked.  No cancellation while the lock is held. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&q->log_lock);
 	ok = hwt__ratelimit_allow(&q->log_rl, hwt__now_ns(), &missed);
 	print_suppressed(missed);
 	if (ok)
 		fprintf(stderr, "hwtune: cmdq: %s\n", msg);
 	pthread_mutex_unlock(&q->log_lock);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 void hwt__cmdq_log_flush(struct hwt_cmdq *q)

@@ -474,8 +474,13 @@ int hwt_smmu_dev_resume(struct hwt_smmu_dev *dev)
 
 int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 {
+	int cancel;
+
 	if (!dev)
 		return -EINVAL;
+	/* pthread_join is a cancellation point: a caller cancelled in it
+	 * would leave dev->lock held and the consumer unjoined. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&dev->lock);
 	if (dev->running) {
 		atomic_fetch_or_explicit(&dev->ctl, HWT__CTL_STOP, memory_order_seq_cst);
@@ -495,6 +500,7 @@ int hwt_smmu_dev_stop(struct hwt_smmu_dev *dev)
 		hwt__reg_sev(&dev->regs); /* V1, V2: sleeping waiters notice */
 	}
 	pthread_mutex_unlock(&dev->lock);
+	pthread_setcancelstate(cancel, NULL);
 	return 0;
 }
 
