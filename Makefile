@@ -358,6 +358,11 @@ SAN_RUNTIMES := libasan8 libubsan1
 # with rseq off (GLIBC_TUNABLES=glibc.pthread.rseq=0): every queue object then
 # takes the shared path (natively: tests/native/cmdq_shared_path.sh).
 RSEQ_OFF_TESTS := unit_cmdq_mq stress_cmdq_mq stress_api
+# How the sanitizer stages run a program: any report fails it.
+ASAN_ENV := HWT_TEST_TIMEOUT_SCALE=3 \
+	ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:halt_on_error=1:exitcode=99:$$ASAN_OPTIONS" \
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99:$$UBSAN_OPTIONS"
+TSAN_ENV := HWT_STRESS_MS=200 TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS"
 SAN_PROBE := d=$$(mktemp -d) && printf 'int main(void) { return 0; }\n' > $$d/t.c && \
 	$(CC) -fsanitize=address,undefined $$d/t.c -o $$d/t >/dev/null 2>&1 && $$d/t; \
 	r=$$?; rm -rf $$d; [ $$r -eq 0 ]
@@ -368,24 +373,19 @@ check-sanitize:
 			"(needs $(SAN_RUNTIMES): make deps)"; \
 		echo "0 0 1" >> $(COUNTS); exit 0; fi; \
 	$(MAKE) --no-print-directory SAN=address,undefined BUILD=build/asan OPT="-O1 -g" tests && \
-	ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:halt_on_error=1:exitcode=99:$$ASAN_OPTIONS" \
-	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99:$$UBSAN_OPTIONS" \
-	HWT_TEST_TIMEOUT_SCALE=3 sh tests/run.sh asan build/asan $(COUNTS) && \
+	$(ASAN_ENV) sh tests/run.sh asan build/asan $(COUNTS) && \
 	for t in $(RSEQ_OFF_TESTS); do \
-		GLIBC_TUNABLES=glibc.pthread.rseq=0 HWT_TEST_ONLY=$$t HWT_TEST_TIMEOUT_SCALE=3 \
-		ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:halt_on_error=1:exitcode=99:$$ASAN_OPTIONS" \
-		UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99:$$UBSAN_OPTIONS" \
+		GLIBC_TUNABLES=glibc.pthread.rseq=0 HWT_TEST_ONLY=$$t $(ASAN_ENV) \
 		sh tests/run.sh asan-rseq-off build/asan $(COUNTS) || exit 1; done
 
 # The stress suite again under ThreadSanitizer (native only), and the
 # several-queue stress programs once more with rseq off (the shared path).
 check-tsan:
 	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan OPT="-O1 -g" tests
-	@TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" HWT_TEST_ONLY=stress_ HWT_STRESS_MS=200 \
-		sh tests/run.sh tsan build/tsan $(COUNTS)
+	@$(TSAN_ENV) HWT_TEST_ONLY=stress_ sh tests/run.sh tsan build/tsan $(COUNTS)
 	@for t in $(filter stress_%,$(RSEQ_OFF_TESTS)); do \
-		TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" GLIBC_TUNABLES=glibc.pthread.rseq=0 \
-		HWT_TEST_ONLY=$$t HWT_STRESS_MS=200 sh tests/run.sh tsan-rseq-off build/tsan $(COUNTS) || exit 1; \
+		GLIBC_TUNABLES=glibc.pthread.rseq=0 HWT_TEST_ONLY=$$t $(TSAN_ENV) \
+		sh tests/run.sh tsan-rseq-off build/tsan $(COUNTS) || exit 1; \
 	done
 
 check-cross:
