@@ -15,18 +15,16 @@
  * counts the object and the records that threads hold; `q` in it is the
  * object while it lives, NULL after destroy.  Both are read and written
  * only under glock (the cold paths: a thread's first use of an object,
- * its exit, destroy, an MSI word).
+ * its exit, destroy).
  *   - thread exit (the key's destructor): a record whose object lives goes
- *     back to the object's pool, with its MSI word and sync_seq (the word
- *     holds the record's last sync_seq, or was retired), for the next
- *     thread; else it is freed.  The anchor loses a reference.
+ *     back to the object's pool, for the next thread; else it is freed.
+ *     The anchor loses a reference.
  *   - destroy: the anchor's q = NULL, the pool's records are freed; records
  *     still held by threads are theirs now, freed at their exit (or when
  *     the thread next misses in its list).  The anchor stays allocated
  *     while they point at it, so its address never matches a new object's.
- * So no record leaks per thread exit, and the object's memory (the MSI
- * words are in it) is freed only by destroy, after the device acknowledged
- * the disable (setup.c).
+ * So no record leaks per thread exit, and the object's memory is freed
+ * only by destroy, after the device acknowledged the disable (setup.c).
  *
  * On the shared path a thread may insert into any queue, so
  * hwt_cmdq_sync() is a CMD_SYNC on the current queue and one on each other
@@ -124,9 +122,6 @@ static struct hwt__cmdq_rec *rec_first_use(struct hwt_cmdq *q)
 		q->mq->pool = rec->pnext;
 	} else {
 		rec = calloc(1, sizeof(*rec) + q->nq * sizeof(rec->prod[0]));
-		/* No word now (-ENOSPC, -ENOMEM): the first sync takes one. */
-		if (rec && q->mq->rseq && q->msipoll)
-			hwt__cmdq_word_take(q, rec);
 	}
 	if (rec) {
 		memset(rec->used, 0, sizeof(rec->used)); /* the new thread owes nothing */

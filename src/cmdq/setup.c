@@ -152,8 +152,7 @@ static int write_en(struct hwt_cmdq *q, unsigned i, uint32_t v, uint64_t deadlin
  * lock, while queue 0 is acknowledged enabled) is what proves that no
  * start racing us re-enabled it.  One deadline, timeout_ns, for all.
  * -ETIMEDOUT: the device still holds a queue; nothing is unmapped then.
- * Only then the MSI words (percpu.c): a late MSI of a CMD_SYNC abandoned
- * by a waiter lands before the disable's acknowledgement.
+ * Only then the rseq path's rings (percpu.c), which point into the queues.
  */
 static int disable_and_unmap(struct hwt_cmdq *q, unsigned enabled)
 {

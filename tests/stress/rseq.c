@@ -590,7 +590,8 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 	     "%llu missing, %llu EAGAIN, "
 	     "rings used %u of %u, %llu signals, %llu hops (%llu failed), %llu moves, %llu violations%s%s",
 	     storm ? "storm" : "plain", r->nprod, (unsigned long long)total,
-	     (unsigned long long)atomic_load(&r->syncs), (unsigned long long)r->consumed, (unsigned long long)missing,
+	     (unsigned long long)atomic_load(&r->syncs), (unsigned long long)r->consumed,
+	     (unsigned long long)missing,
 	     (unsigned long long)atomic_load(&r->eagain), used, r->nrings,
 	     (unsigned long long)atomic_load(&sg.signals), (unsigned long long)atomic_load(&sg.hops),
 	     (unsigned long long)atomic_load(&sg.hop_errors), (unsigned long long)atomic_load(&r->moves),
