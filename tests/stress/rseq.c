@@ -669,9 +669,11 @@ static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations
  * has (within 20 s, scaled: under TCG on a loaded host a round of 5 s saw no
  * restart 7 times in 78), and until one restarted a section after its
  * MSIADDR store (a window of three instructions before the commit), which
- * the consumer then saw stored again for the slot the call finally took
- * (not under TSan, whose signals arrive at its own safe points, outside
- * the assembly: that window is not hit there). */
+ * the consumer then saw stored again for the slot the call finally took.
+ * Only required natively with unscaled time limits: TSan takes a signal at
+ * its own safe points, outside the assembly, and TCG (the VM stage, scaled)
+ * only at the start of a translation block, which that window is not; the
+ * count is logged everywhere. */
 TEST_TIMEOUT(rseq_restart_storm, 60)
 {
 	skip_without_rseq();
@@ -681,7 +683,7 @@ TEST_TIMEOUT(rseq_restart_storm, 60)
 	uint64_t restarts = 0, rounds = 0, re, moves = 0, hops = 0, msi0, msi = 0;
 	uint64_t end = now_ns() + 20000000000ull * (uint64_t)hwt_test_scale();
 	const char *b = want_broken();
-	bool want_msi = !b && !HWT_TSAN;
+	bool want_msi = !b && !HWT_TSAN && hwt_test_scale() <= 1.0;
 	do {
 		msi0 = __atomic_load_n(&hwt__rseq_test_msi_aborts, __ATOMIC_RELAXED);
 		storm_round(&r, test_build(b ? b : "test"), false, &re);
