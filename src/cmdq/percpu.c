@@ -198,9 +198,10 @@ static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *dea
  *   - the slot holds MSI_DONE.  A_MSI: pairs with the device's R_MSI (its
  *     release store of MSIDATA, after every command before the CMD_SYNC
  *     executed).  A producer reusing the slot could store MSI_DONE only as
- *     an entry of opcode 0, which is no command (CERROR_ILL); it would be
- *     harmless here too (its store follows its A_CONS of a CONS past the
- *     sync: TSO on x86_64, the ldar's order on aarch64), but outside C11.
+ *     an entry of opcode 0, which no SMMU command has (the built-in
+ *     executor fails it, CERROR_ILL); taken for the MSI it would still be
+ *     ordered on the hardware (its store follows its A_CONS of a CONS past
+ *     the sync: TSO on x86_64, the ldar's order on aarch64), not in C11.
  *   - the slot holds anything else but mine: a producer reused it, so CONS
  *     had passed the CMD_SYNC when that producer read it.  Its store is the
  *     section's plain store, no release the waiter could pair with, so the
