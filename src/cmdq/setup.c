@@ -448,7 +448,7 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 	if (!q)
 		return;
 	/* The device must not read queue memory we free, nor write an MSI
-	 * word, nor call our GERROR handler after it: disable the queues and
+	 * into it, nor call our GERROR handler after it: disable the queues and
 	 * wait for the device to say so.  A device that never acknowledges (a
 	 * command handler that blocks) keeps our memory, rather than reading
 	 * it after free. */
