@@ -183,11 +183,12 @@ endef
 $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 
 # tests/stress/rseq.c also links test builds of the rseq section (where the
-# arch has one): hwt__rseq_insert_test counts its restarts, and three mutants
+# arch has one): hwt__rseq_insert_test counts its restarts, and four mutants
 # the storm must catch: hwt__rseq_insert_broken commits PROD before the
 # entries, hwt__rseq_insert_broken_post leaves the commit out of the section,
-# hwt__rseq_insert_broken_nocpu does not check the CPU inside it.  The library
-# never contains any of them.
+# hwt__rseq_insert_broken_nocpu does not check the CPU inside it,
+# hwt__rseq_insert_broken_msiaddr does not store a CMD_SYNC's MSIADDR.  The
+# library never contains any of them.
 RSEQ_S := $(wildcard src/arch/$(ARCHDIR)/rseq.S)
 ifneq ($(RSEQ_S),)
 $(BUILD)/obj/tests/rseq-test.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
@@ -202,8 +203,12 @@ $(BUILD)/obj/tests/rseq-broken-post.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 $(BUILD)/obj/tests/rseq-broken-nocpu.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_NOCPU -c $< -o $@
+$(BUILD)/obj/tests/rseq-broken-msiaddr.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_MSIADDR -c $< -o $@
 $(BUILD)/tests/stress_rseq: $(BUILD)/obj/tests/rseq-test.o $(BUILD)/obj/tests/rseq-broken.o \
-	$(BUILD)/obj/tests/rseq-broken-post.o $(BUILD)/obj/tests/rseq-broken-nocpu.o
+	$(BUILD)/obj/tests/rseq-broken-post.o $(BUILD)/obj/tests/rseq-broken-nocpu.o \
+	$(BUILD)/obj/tests/rseq-broken-msiaddr.o
 endif
 
 $(HARNESS_OBJ): $(HARNESS_OBJS)

@@ -85,10 +85,8 @@ struct hwt_cmdq_options {
 	 * create (info.insert_path): "rseq" with one queue per possible CPU
 	 * and rseq registered (x86_64; aarch64 held back for now): a restartable sequence on the
 	 * CPU's queue, no locked instruction, a CMD_SYNC completed by an MSI
-	 * into the calling thread's own word (those words are DMA-mapped on
-	 * demand: a thread's first CMD_SYNC may return -ENOSPC when the
-	 * device's DMA window is full); else "shared", the multi-producer
-	 * protocol on each queue. */
+	 * into its own slot, as on the shared path; else "shared", the
+	 * multi-producer protocol on each queue. */
 	unsigned queues;
 };
 #define HWT_CMDQ_QUEUES_PER_CPU 0xffffffffu
@@ -134,7 +132,7 @@ struct hwt_cmdq_cmd {
  * queue this call inserted into, and hwt_cmdq_sync() covers them all),
  * -EINVAL, -ETIMEDOUT (queue full or sync not complete within timeout_ns),
  * -ENODEV (the device stopped), and with several queues -ENOMEM (no
- * per-thread record) or -ENOSPC (see queues above), and on the rseq path
+ * per-thread record), and on the rseq path
  * -ERANGE: the thread ran on a CPU numbered at or past the possible CPUs
  * counted at create, which has no queue (the kernel gives no such number;
  * nothing went in there, but the commands of a call of more than 64 with a
@@ -157,7 +155,7 @@ HWT_API int hwt_cmdq_issue_cmd_sync(struct hwt_cmdq *q, const struct hwt_cmdq_cm
  * shared path; on the rseq path a wait until that queue's CONS passed the
  * thread's entries); a queue not confirmed (-ETIMEDOUT, -ENODEV) stays
  * owed to the next sync.  -ENOMEM: no per-thread record could be made;
- * -ENOSPC, -ERANGE (rseq path): as for hwt_cmdq_issue, nothing inserted. */
+ * -ERANGE (rseq path): as for hwt_cmdq_issue, nothing inserted. */
 HWT_API int hwt_cmdq_sync(struct hwt_cmdq *q);
 
 /*

@@ -13,6 +13,8 @@
  *     shift   log2 entries, 1..19
  *     ccons   cached CONS (WRP|IDX), read and written only inside sections on
  *             this ring's CPU; the owner sets it to CONS at setup
+ *     iova    the device's address of slots (the MSI target of a CMD_SYNC
+ *             that aims at its own slot, HWT__RSEQ_K_SYNC_MSI)
  *
  *   const char *hwt__rseq_unavailable(void)
  *             NULL when hwt__rseq_insert() can be used in this process, else why
@@ -26,13 +28,20 @@
  *             is the CPU the thread runs on, and commits PROD with one store, the
  *             section's last instruction.  Preemption, migration or a signal
  *             before the commit restarts it from the CPU read (maybe on another
- *             ring).  Returns
+ *             ring).  k | HWT__RSEQ_K_SYNC_MSI: the last entry is a CMD_SYNC
+ *             whose MSI goes to its own slot, known only inside the section:
+ *             after the copy and before the commit, the section stores that
+ *             slot's IOVA (iova + 16 * idx) into the entry's second dword,
+ *             which the caller built with MSIADDR 0 (a CMD_SYNC's dw1 holds
+ *             MSIADDR[51:2] and nothing else); a restart stores it again for
+ *             the slot it then fills.  Returns
  *               0        *cpu = the ring used, *prod = the PROD value stored
  *               -EAGAIN  *cpu: rings[*cpu] has no room for k, after re-reading
  *                        CONS once; the caller waits outside and calls again
  *                        (maybe on another CPU then)
  *               -ERANGE  *cpu >= nrings (*cpu is set)
- *               -EINVAL  k == 0 or k > 2^shift of the ring tried (*cpu is set)
+ *               -EINVAL  k (without the flag) == 0 or > 2^shift of the ring tried
+ *                        (*cpu is set)
  *               -ENOSYS  rseq not usable (hwt__rseq_unavailable() says why);
  *                        also the stub of an architecture without assembly
  *             *prod is written only on 0.  The function takes no lock, makes no
@@ -64,7 +73,14 @@
 #define HWT__RSEQ_RING_SLOTS 16
 #define HWT__RSEQ_RING_SHIFT 24
 #define HWT__RSEQ_RING_CCONS 28
+#define HWT__RSEQ_RING_IOVA 32
 #define HWT__RSEQ_RING_LOG2 6 /* sizeof: 64 */
+
+/* k's flag: the last entry is a CMD_SYNC whose MSIADDR is its own slot
+ * (bit 31: k itself is at most 2^19).  The assembly tests bit
+ * HWT__RSEQ_K_SYNC_MSI_BIT. */
+#define HWT__RSEQ_K_SYNC_MSI_BIT 31
+#define HWT__RSEQ_K_SYNC_MSI 0x80000000
 
 /* The kernel's struct rseq (linux/rseq.h), at __rseq_offset from the thread
  * pointer: cpu_id (u32) and rseq_cs (u64, the descriptor's address). */
@@ -97,6 +113,7 @@ struct hwt__rseq_ring {
 	uint64_t *slots;
 	uint32_t shift;
 	uint32_t ccons;
+	uint64_t iova;
 } __attribute__((aligned(64)));
 
 const char *hwt__rseq_unavailable(void);
@@ -111,6 +128,8 @@ _Static_assert(offsetof(struct hwt__rseq_ring, cons) == HWT__RSEQ_RING_CONS, "as
 _Static_assert(offsetof(struct hwt__rseq_ring, slots) == HWT__RSEQ_RING_SLOTS, "asm offset");
 _Static_assert(offsetof(struct hwt__rseq_ring, shift) == HWT__RSEQ_RING_SHIFT, "asm offset");
 _Static_assert(offsetof(struct hwt__rseq_ring, ccons) == HWT__RSEQ_RING_CCONS, "asm offset");
+_Static_assert(offsetof(struct hwt__rseq_ring, iova) == HWT__RSEQ_RING_IOVA, "asm offset");
+_Static_assert(HWT__RSEQ_K_SYNC_MSI == 1u << HWT__RSEQ_K_SYNC_MSI_BIT, "asm flag");
 _Static_assert(sizeof(struct hwt__rseq_ring) == 1u << HWT__RSEQ_RING_LOG2, "asm ring size");
 _Static_assert(EAGAIN == HWT__RSEQ_EAGAIN && EINVAL == HWT__RSEQ_EINVAL &&
 		       ERANGE == HWT__RSEQ_ERANGE && ENOSYS == HWT__RSEQ_ENOSYS,

@@ -9,8 +9,9 @@
  *   calib.c    auto mode (measure, choose)    -> cmdq.c, support.c
  *   setup.c    create/destroy, options, the GERROR handler, info
  *                                             -> queues.c, percpu.c, support.c
- *   percpu.c   the rseq path: insertion (arch/rseq.h), per-thread MSI
- *              words, CONS waits with the idle rule -> wait.c, support.c
+ *   percpu.c   the rseq path: insertion (arch/rseq.h), MSI waits on the
+ *              CMD_SYNC's own slot, CONS waits with the idle rule
+ *                                             -> wait.c, support.c
  *   cmdq.c     the shared path: the lock-free insertion and CMD_SYNC waits
  *                                             -> wait.c, support.c
  *   wait.c     a call's waits on the device (deadline, spin, yield, sleep)
@@ -118,30 +119,22 @@ struct hwt__cmdq_anchor;
  * insertion there stored (bit i of used, prod[i]).  Thread-local while a
  * thread holds it (plain accesses, no atomics); the object's pool keeps it
  * between threads (queues.c).  Bounded by NUMQ (at most 256 queues: 1 KiB
- * and 32 bytes), so no overflow case.  With the rseq path it also holds
- * the thread's MSI word (percpu.c).
+ * and 32 bytes), so no overflow case.
  */
 struct hwt__cmdq_rec {
 	struct hwt__cmdq_rec *tnext;      /* the thread's records (queues.c) */
 	struct hwt__cmdq_rec *pnext;      /* the object's pool (queues.c) */
 	struct hwt__cmdq_anchor *anchor;  /* the object it belongs to */
-	_Atomic uint32_t *word;           /* MSI target: 4 bytes, a line of its own */
-	uint64_t word_iova;
-	uint32_t sync_seq;                /* MSIDATA of the last CMD_SYNC */
 	unsigned nused;                   /* set bits in used */
 	uint64_t used[HWT__NUMQ_MAX / 64];
 	uint32_t prod[];                  /* nq */
 };
-
-struct hwt__cmdq_wchunk; /* a DMA-mapped chunk of MSI words (percpu.c) */
 
 struct hwt__cmdq_mq {
 	bool rseq;                        /* the rseq path (else the shared one) */
 	struct hwt__rseq_ring *rings;     /* nq, the rseq path's view of the queues */
 	struct hwt__cmdq_anchor *anchor;  /* records find the object through it */
 	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
-	struct hwt__cmdq_wchunk *chunks;  /* MSI words (hwt__cmdq_glock) */
-	unsigned chunk_used;              /* words taken from chunks (the first) */
 };
 
 /* The record says: queue i holds this thread's entries up to e (set), or
@@ -180,13 +173,13 @@ int hwt__cmdq_mq_issue(struct hwt_cmdq *q, const struct hwt_cmdq_cmd *cmds, uint
 		       bool *inserted);
 /* hwt_cmdq_sync on an object of several queues. */
 int hwt__cmdq_mq_sync(struct hwt_cmdq *q);
-/* The lock of the records' cold paths (thread exit, destroy, MSI words). */
+/* The lock of the records' cold paths (thread exit, destroy). */
 void hwt__cmdq_glock(void);
 void hwt__cmdq_gunlock(void);
 
 /* percpu.c.  Insert on the queue of this CPU through hwt__rseq_insert,
- * record it in rec, and with sync wait for the CMD_SYNC (an MSI into the
- * thread's word, or CONS).  *qi: the queue committed to; *inserted as for
+ * record it in rec, and with sync wait for the CMD_SYNC (an MSI into its
+ * own slot, or CONS).  *qi: the queue committed to; *inserted as for
  * hwt__cmdq_insert.  deadline: as for hwt__cmdq_insert (0: at the first wait). */
 int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 			 const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync, bool *inserted,
@@ -194,12 +187,10 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 /* Wait until queue qi's CONS has reached e (wrap compare and the idle rule,
  * docs section 3).  *deadline: the call's, 0 until its first wait. */
 int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline);
-/* Rings and MSI words of the rseq path (setup.c); fini after the queues
- * are disabled (the device may still write a word until then). */
+/* The rings of the rseq path (setup.c); fini after the queues are
+ * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);
 void hwt__cmdq_rseq_fini(struct hwt_cmdq *q);
-/* The MSI words, and a record's fresh word (queues.c, under the glock). */
-int hwt__cmdq_word_take(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec);
 
 /* --- a call's waits on the device (wait.c) ------------------------------- */
 

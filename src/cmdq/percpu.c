@@ -8,32 +8,36 @@
  * rings the doorbell, and notes the PROD value in the thread's record
  * (queues.c): plain thread-local stores.
  *
- * Completion.  MSI polling: the CMD_SYNC's MSIADDR is the thread's own
- * 4-byte word (a 64-byte line of its own, in a DMA-mapped chunk of the
- * object), MSIDATA the thread's ++sync_seq; the waiter loads the word with
- * acquire until it equals sync_seq.  Nobody else's CMD_SYNC writes that
- * word, so a waiter may sleep through any number of laps of its queue.  A
- * wait that gives up leaves a CMD_SYNC that may still write the word (a
- * late MSI, which could overwrite a later completion): the word is retired
- * (never handed out again; freed at destroy after the device acknowledged
- * the disable) and the thread takes a fresh one.  CONS polling: wait until
- * CONS reaches the end e of the call's entries, with the wrap-bit compare
- * and the idle rule (hwt__cmdq_wait_reached).
- *
- * MSI words come from chunks mapped on demand, each twice the size of the
- * last (the first 64 words): a pool never runs out before the device's DMA
- * window does (-ENOSPC, from hwt__bus_dma_map).  A thread's word goes back
- * to the object's pool with its record when the thread exits, unless a
- * CMD_SYNC may still write it (the thread was cancelled in its wait): then
- * it is retired (queues.c, release).
+ * Completion.  MSI polling (docs section 3): the CMD_SYNC's MSI goes to
+ * its own slot, MSIDATA 0, as the kernel's.  The slot is known only inside
+ * the section, so the call builds the CMD_SYNC with MSIADDR 0 and passes
+ * HWT__RSEQ_K_SYNC_MSI: the section stores the slot's IOVA into its dw1
+ * before the commit.  The waiter waits until the slot's dw0 no longer holds
+ * the dw0 it wrote.  Only two writers can change it: the device's MSI
+ * (4 bytes of MSIDATA over the opcode word: dw0 becomes 0), and a producer
+ * of this CPU reusing the slot, which it may only once CONS passed the
+ * CMD_SYNC, which the device does after the MSI.  So any change means the
+ * CMD_SYNC has completed, however many laps the waiter slept through.  A
+ * wait that gives up leaves a CMD_SYNC whose MSI may land later: in its own
+ * slot, which nobody reuses before CONS passes it, so nothing needs
+ * retiring.  CONS polling: wait until CONS reaches the end e of the call's
+ * entries, with the wrap-bit compare and the idle rule
+ * (hwt__cmdq_wait_reached).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
  *   R_PROD (the section's commit, arch/rseq.S) / A_PROD (device)
  *   R_CONS (device) / A_CONS      CONS read in the section, in the space
  *                                 wait and in wait_reached
- *   R_MSI (device) / A_MSI        the device's MSI write of MSIDATA into the
- *                                 thread's word -> the waiter's load: every
- *                                 command before the CMD_SYNC has executed
+ *   R_MSI (device) / A_MSI        the device's MSI write of MSIDATA over the
+ *                                 CMD_SYNC's dw0 -> the waiter's load of that
+ *                                 dw0: every command before it has executed
+ *   R_CONS (device) / A_SCONS     a change of that dw0 other than the MSI's
+ *                                 is a producer reusing the slot: no
+ *                                 synchronizes-with the device (it is the
+ *                                 section's plain store), so the waiter
+ *                                 takes its happens-before from an acquire
+ *                                 load of CONS that has passed the CMD_SYNC
+ *                                 (wait_slot)
  *   R_PROD / A_XPROD              wait_reached's load of another CPU's PROD,
  *                                 before its CONS load (the idle rule needs
  *                                 CONS read after that PROD)
@@ -49,58 +53,7 @@
 #include "cmdq/impl.h"
 #include "common/time.h"
 
-#define WORD_LINE 64          /* one MSI word per cache line */
-#define CHUNK_WORDS_FIRST 64  /* then doubling */
 #define STACK_ENTS (HWT_CMDQ_BATCH_ENTRIES + 1) /* a batch and its CMD_SYNC */
-
-struct hwt__cmdq_wchunk {
-	struct hwt__cmdq_wchunk *next;
-	void *va;
-	uint64_t iova;
-	unsigned words;
-};
-
-/* --- MSI words ------------------------------------------------------------ */
-
-/* Under glock: a fresh word for rec (its old one, if any, is retired: it
- * stays in its chunk, never handed out again). */
-int hwt__cmdq_word_take(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec)
-{
-	struct hwt__cmdq_mq *mq = q->mq;
-	struct hwt__cmdq_wchunk *c = mq->chunks;
-	unsigned off;
-
-	rec->word = NULL;
-	if (!c || mq->chunk_used == c->words) {
-		unsigned words = c ? 2 * c->words : CHUNK_WORDS_FIRST;
-		int err;
-
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		c->words = words;
-		c->va = aligned_alloc(4096, (size_t)words * WORD_LINE);
-		if (!c->va) {
-			free(c);
-			return -ENOMEM;
-		}
-		memset(c->va, 0, (size_t)words * WORD_LINE);
-		err = hwt__bus_dma_map(q->dev, c->va, (size_t)words * WORD_LINE, &c->iova);
-		if (err) {
-			free(c->va);
-			free(c);
-			return err;
-		}
-		c->next = mq->chunks;
-		mq->chunks = c;
-		mq->chunk_used = 0;
-	}
-	off = mq->chunk_used++ * WORD_LINE;
-	rec->word = (_Atomic uint32_t *)((char *)c->va + off);
-	rec->word_iova = c->iova + off;
-	rec->sync_seq = 0; /* the word is 0: the first CMD_SYNC writes 1 */
-	return 0;
-}
 
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 {
@@ -117,29 +70,18 @@ int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 		r[i].slots = q->sub[i]->mem;
 		r[i].shift = q->shift;
 		r[i].ccons = 0; /* CONS after the reset */
+		r[i].iova = q->sub[i]->iova; /* a CMD_SYNC's own slot: its MSI target */
 	}
 	q->mq->rings = r;
 	return 0;
 }
 
-/* After the device acknowledged every queue's disable: no MSI is in flight. */
+/* After the device acknowledged every queue's disable (the rings point
+ * into the queues' memory). */
 void hwt__cmdq_rseq_fini(struct hwt_cmdq *q)
 {
-	struct hwt__cmdq_mq *mq = q->mq;
-
-	hwt__cmdq_glock();
-	for (struct hwt__cmdq_wchunk *c = mq->chunks, *next; c; c = next) {
-		next = c->next;
-		/* Not the queue: never refused.  Records still held point at
-		 * the word; they never use it again (the object is gone). */
-		hwt__bus_dma_unmap(q->dev, c->iova);
-		free(c->va);
-		free(c);
-	}
-	mq->chunks = NULL;
-	hwt__cmdq_gunlock();
-	free(mq->rings);
-	mq->rings = NULL;
+	free(q->mq->rings);
+	q->mq->rings = NULL;
 }
 
 /* --- waits ------------------------------------------------------------------ */
@@ -258,51 +200,84 @@ static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *dea
 	return err;
 }
 
-/* MSI polling: wait until the device wrote seq into the thread's word. */
-static int wait_msi(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t seq,
-		    uint32_t e, uint64_t *deadline)
+/* What the MSI leaves in a CMD_SYNC's dw0: MSIDATA (0) over its low word,
+ * whose high word (MSIDATA's field) is 0 too; a device writing 8 bytes
+ * (msi_64bit) leaves the same. */
+#define MSI_DONE 0ull
+
+/*
+ * MSI polling: wait until the slot of the CMD_SYNC that ends at e (its
+ * position is e - 1) no longer holds mine, the dw0 this call wrote there
+ * (docs section 3).  Two ways out with 0:
+ *   - the slot holds MSI_DONE.  A_MSI: pairs with the device's R_MSI (its
+ *     release store of MSIDATA, after every command before the CMD_SYNC
+ *     executed).  A producer reusing the slot could store MSI_DONE only as
+ *     an entry of opcode 0, which no SMMU command has (the built-in
+ *     executor fails it, CERROR_ILL); taken for the MSI it would still be
+ *     ordered on the hardware (its store follows its A_CONS of a CONS past
+ *     the sync: TSO on x86_64, the ldar's order on aarch64), not in C11.
+ *   - the slot holds anything else but mine: a producer reused it, so CONS
+ *     had passed the CMD_SYNC when that producer read it.  Its store is the
+ *     section's plain store, no release the waiter could pair with, so the
+ *     waiter does not return on it alone: it also needs reached() (A_SCONS:
+ *     its acquire load of CONS pairs with the device's R_CONS of a CONS past
+ *     e - 1, published after the CMD_SYNC completed).  CONS has passed the
+ *     sync, so the wrap-bit compare or the idle rule says so at once, or
+ *     once CONS comes back into the compare's half-lap (busy queue).
+ * A slot showing mine after a reuse by an identical CMD_SYNC (every rseq
+ * CMD_SYNC with MSI has the same dw0) only delays the waiter: that sync's
+ * MSI changes it too, and the slow steps check reached() as well.
+ */
+static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
+	/* The rseq path runs on little-endian hosts only: dw0 as the device
+	 * sees it is the host's uint64_t. */
+	_Atomic uint64_t *dw0 = (_Atomic uint64_t *)(sq->mem + 2 * hwt__q_idx(sq->shift, e - 1));
+	struct reach r = { sq, e };
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
 	int err = 0;
 
 	hwt__devwait_next(&w, 63, NULL, NULL);
-	/* A_MSI: pairs with the device's R_MSI, written after everything
-	 * before the CMD_SYNC in queue qi executed.  The word is 4 bytes,
-	 * little-endian as the device writes it (the rseq path runs on
-	 * little-endian hosts only). */
-	while (atomic_load_explicit(rec->word, memory_order_acquire) != seq) {
+	for (;;) {
+		uint64_t v = atomic_load_explicit(dw0, memory_order_acquire); /* A_MSI */
+
+		if (v == MSI_DONE)
+			return 0;
+		/* A_SCONS (in reached): a change that is not the MSI; and
+		 * every 64th poll past the first clock read, also without one
+		 * (a reuse by an identical CMD_SYNC). */
+		if ((v != mine || (w.start && !(w.polls & 63))) && reached(&r))
+			return 0;
 		err = hwt__devwait_step(&w, false);
 		if (err)
 			break;
 	}
 	*deadline = w.deadline;
-	if (!err)
-		return 0;
 	{
 		char buf[HWT__VERDICT_LEN];
 
-		hwt__cmdq_log(sq, "CMD_SYNC %s at 0x%08x (MSI word 0x%08x, want 0x%08x) [PROD 0x%08x, "
-			      "CONS 0x%08x]", hwt__cmdq_verdict(sq, err, buf), e,
-			      atomic_load_explicit(rec->word, memory_order_relaxed), seq,
-			      hwt__reg_q_read_prod(sq->regs, qi), hwt__reg_q_read_cons(sq->regs, qi));
+		hwt__cmdq_log(sq, "CMD_SYNC %s at 0x%08x (its slot's dw0 0x%016llx, written 0x%016llx) "
+			      "[PROD 0x%08x, CONS 0x%08x]", hwt__cmdq_verdict(sq, err, buf), e,
+			      (unsigned long long)atomic_load_explicit(dw0, memory_order_relaxed),
+			      (unsigned long long)mine, hwt__reg_q_read_prod(sq->regs, qi),
+			      hwt__reg_q_read_cons(sq->regs, qi));
 	}
-	/* A late MSI may still land in this word: retire it (docs section 3). */
-	hwt__cmdq_glock();
-	hwt__cmdq_word_take(q, rec); /* on failure rec->word is NULL: taken again next time */
-	hwt__cmdq_gunlock();
+	/* A late MSI lands in the CMD_SYNC's own slot, which no producer
+	 * reuses before CONS passes it (after that MSI): nothing to retire. */
 	return err;
 }
 
 /* --- insertion --------------------------------------------------------------- */
 
 /* One section: k entries at ents on this CPU's queue; waits for room
- * outside the section.  *qi, *prod: the queue and the PROD value stored. */
-static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint64_t *deadline,
-		  unsigned *qi, uint32_t *prod)
+ * outside the section.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).
+ * *qi, *prod: the queue and the PROD value stored. */
+static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t flag,
+		  uint64_t *deadline, unsigned *qi, uint32_t *prod)
 {
 	for (;;) {
-		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k, qi, prod);
+		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag, qi, prod);
 
 		if (!err) {
 			/* DB2 after our commit (R_PROD): no locked instruction (a fence
@@ -327,24 +302,17 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 {
 	struct hwt_cmdq_cmd buf[STACK_ENTS];
 	const struct hwt_cmdq_cmd *ents = cmds;
-	uint32_t k = n, prod, first_prod = 0, seq = 0;
+	uint32_t k = n, prod, first_prod = 0, flag = 0;
+	uint64_t mine = 0;
 	unsigned first = 0;
 	bool split = sync && n >= STACK_ENTS;
 	int err;
 
-	if (sync && q->msipoll && !rec->word) {
-		/* The last wait gave up and no fresh word could be had then. */
-		hwt__cmdq_glock();
-		err = hwt__cmdq_word_take(q, rec);
-		hwt__cmdq_gunlock();
-		if (err)
-			return err;
-	}
 	if (split) {
 		/* A long call: its commands in one section, then the CMD_SYNC
 		 * in another (maybe on another queue: then the wait below
 		 * covers the first queue too). */
-		err = insert(q, cmds, n, deadline, &first, &first_prod);
+		err = insert(q, cmds, n, 0, deadline, &first, &first_prod);
 		if (err)
 			return err;
 		if (inserted)
@@ -359,20 +327,20 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 	}
 	if (sync) {
 		/* Built once, before the section: a restart inserts the same
-		 * call, with the same MSIDATA. */
+		 * call.  With MSI polling MSIADDR is 0 here and MSIDATA 0: the
+		 * section stores the slot's IOVA into dw1 (the flag). */
 		struct hwt_cmdq_cmd *s = &buf[k];
 
 		if (q->msipoll) {
-			seq = rec->sync_seq + 1;
-			hwt_smmu_sync_build(s->dw, HWT_SMMU_CS_IRQ, rec->word_iova);
-			hwt_smmu_put(s->dw, HWT_SMMU_OP_CMD_SYNC, HWT_SMMU_F_MSIDATA, seq);
-			rec->sync_seq = seq;
+			hwt_smmu_sync_build(s->dw, HWT_SMMU_CS_IRQ, 0);
+			mine = s->dw[0];
+			flag = HWT__RSEQ_K_SYNC_MSI;
 		} else {
 			hwt_smmu_sync_build(s->dw, HWT_SMMU_CS_SEV, 0);
 		}
 		k++;
 	}
-	err = insert(q, ents, k, deadline, qi, &prod);
+	err = insert(q, ents, k, flag, deadline, qi, &prod);
 	if (err) /* nothing of this section went in */
 		return err;
 	if (inserted)
@@ -381,7 +349,7 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 	hwt__cmdq_rec_set(rec, *qi, prod);
 	if (!sync)
 		return 0;
-	err = q->msipoll ? wait_msi(q, rec, *qi, seq, prod, deadline)
+	err = q->msipoll ? wait_slot(q, *qi, prod, mine, deadline)
 			 : hwt__cmdq_wait_reached(q, *qi, prod, deadline);
 	if (err)
 		return err;

@@ -15,19 +15,16 @@
  * counts the object and the records that threads hold; `q` in it is the
  * object while it lives, NULL after destroy.  Both are read and written
  * only under glock (the cold paths: a thread's first use of an object,
- * its exit, destroy, an MSI word).
+ * its exit, destroy).
  *   - thread exit (the key's destructor): a record whose object lives goes
- *     back to the object's pool, with its MSI word and sync_seq when the
- *     word holds the record's last sync_seq (else a CMD_SYNC may still
- *     write it: the word is retired, see release), for the next thread;
- *     else it is freed.  The anchor loses a reference.
+ *     back to the object's pool, for the next thread; else it is freed.
+ *     The anchor loses a reference.
  *   - destroy: the anchor's q = NULL, the pool's records are freed; records
  *     still held by threads are theirs now, freed at their exit (or when
  *     the thread next misses in its list).  The anchor stays allocated
  *     while they point at it, so its address never matches a new object's.
- * So no record leaks per thread exit, and the object's memory (the MSI
- * words are in it) is freed only by destroy, after the device acknowledged
- * the disable (setup.c).
+ * So no record leaks per thread exit, and the object's memory is freed
+ * only by destroy, after the device acknowledged the disable (setup.c).
  *
  * On the shared path a thread may insert into any queue, so
  * hwt_cmdq_sync() is a CMD_SYNC on the current queue and one on each other
@@ -70,25 +67,15 @@ void hwt__cmdq_gunlock(void)
 }
 
 /* Under glock: drop the thread's hold of rec (its object's pool, or free).
- * Its MSI word goes with it only if the device can no longer write it:
- * each CMD_SYNC aimed at a word is waited for before the next (a wait that
- * gives up retires the word), so all but the last have written it, and the
- * word holding sync_seq means the last one has too.  Else the thread left
- * inside a wait (pthread_cancel in its sleep, a pthread_exit from the log
- * hook) or after a CMD_SYNC that never went in: the word is retired (it
- * stays in its chunk, percpu.c), and the next thread's first sync takes a
- * fresh one.  A late MSI into a handed-on word could otherwise overwrite
- * the next thread's completion: a false -ETIMEDOUT. */
+ * A thread that left inside a wait (pthread_cancel in its sleep) leaves
+ * nothing behind in the record: a late MSI of its CMD_SYNC lands in that
+ * sync's own slot (percpu.c). */
 static void release(struct hwt__cmdq_rec *rec)
 {
 	struct hwt__cmdq_anchor *a = rec->anchor;
 
 	rec->anchor = NULL;
 	if (a->q) {
-		/* A_MSI: pairs with the device's R_MSI of the last CMD_SYNC:
-		 * its write is done, no other is in flight. */
-		if (rec->word && atomic_load_explicit(rec->word, memory_order_acquire) != rec->sync_seq)
-			rec->word = NULL;
 		rec->pnext = a->q->mq->pool;
 		a->q->mq->pool = rec;
 	} else {
@@ -123,8 +110,7 @@ static void make_key(void)
  * used an object of several queues holds the key set; if it outlived the
  * unload, its exit would call thread_exit in unmapped code.  Deleting the
  * key drops those calls: the records such threads still hold leak (their
- * objects should be destroyed before the unload; the MSI words went with
- * destroy).  No thread may be inside the library now, so nothing races
+ * objects should be destroyed before the unload).  No thread may be inside the library now, so nothing races
  * the delete.
  */
 __attribute__((destructor)) static void drop_key(void)
@@ -157,9 +143,6 @@ static struct hwt__cmdq_rec *rec_first_use(struct hwt_cmdq *q)
 		q->mq->pool = rec->pnext;
 	} else {
 		rec = calloc(1, sizeof(*rec) + q->nq * sizeof(rec->prod[0]));
-		/* No word now (-ENOSPC, -ENOMEM): the first sync takes one. */
-		if (rec && q->mq->rseq && q->msipoll)
-			hwt__cmdq_word_take(q, rec);
 	}
 	if (rec) {
 		memset(rec->used, 0, sizeof(rec->used)); /* the new thread owes nothing */

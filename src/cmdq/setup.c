@@ -154,8 +154,7 @@ static int write_en(struct hwt_cmdq *q, unsigned i, uint32_t v, uint64_t deadlin
  * Nonzero: the device may still hold a queue (-ETIMEDOUT; -EINVAL, a
  * disable answered with the enable set, which no device here does);
  * nothing is unmapped or freed then, and q->mapped stays true.  Only after
- * the unmap the MSI words (percpu.c): a late MSI of a CMD_SYNC abandoned
- * by a waiter lands before the disable's acknowledgement.
+ * the unmap the rseq path's rings (percpu.c), which point into the queues.
  */
 static int disable_and_unmap(struct hwt_cmdq *q, unsigned enabled)
 {
@@ -451,7 +450,7 @@ void hwt_cmdq_destroy(struct hwt_cmdq *q)
 	if (!q)
 		return;
 	/* The device must not read queue memory we free, nor write an MSI
-	 * word, nor call our GERROR handler after it: disable the queues and
+	 * into it, nor call our GERROR handler after it: disable the queues and
 	 * wait for the device to say so.  A device that never acknowledges (a
 	 * command handler that blocks) keeps our memory, rather than reading
 	 * it after free. */

@@ -63,7 +63,7 @@
  *                  waiter polls that slot (the shared ring's way), which
  *                  producers of the queue reuse while it sleeps
  *   BROKEN_NOIDLE  CONS waits without the idle rule (only the lap compare)
- * A design not built (docs/percpu-queues.md, section 8, item 7):
+ * The design built (docs/percpu-queues.md, section 3, section 8 item 7):
  *   SLOT_CHANGED   MSI=1: the MSI goes to the sync's own slot, as in
  *                  BROKEN_SLOT, but the waiter waits until the slot no
  *                  longer holds its own CMD_SYNC (any change: the MSI, or

@@ -5,7 +5,8 @@
  * after a migration (it must cover the queue the thread left), an error
  * that stops its own queue only, the per-thread records (back to the pool
  * at thread exit, a thread outliving its object), and on the rseq path the
- * MSI word retired after a wait that gave up.  Each test runs on whichever
+ * CMD_SYNC's MSI into its own slot: a late MSI after a wait that gave up,
+ * and a waiter lapped while it waits.  Each test runs on whichever
  * path this process gets (rseq natively; GLIBC_TUNABLES=glibc.pthread.rseq=0
  * gives the shared path) and checks info.insert_path against it.
  */
@@ -17,8 +18,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/rseq.h"
@@ -464,35 +467,172 @@ TEST(the_record_follows_issue_and_sync)
 	free(r);
 }
 
-/* rseq path, MSI polling: a wait that gives up retires the thread's word
- * (a late MSI may still land in it); the next sync uses a fresh one. */
-TEST(rseq_word_retired_after_a_timeout)
+/* --- rseq path, MSI polling: the CMD_SYNC's own slot ------------------------ */
+
+#define MQ_SHIFT 8 /* mqrig's default queue size */
+
+/* The two dwords of queue qi's slot at position pos (device-written:
+ * acquire, as the waiter's A_MSI). */
+static uint64_t slot_dw(struct mqrig *r, unsigned qi, uint32_t pos, unsigned dw)
+{
+	const uint64_t *m = (const uint64_t *)r->qmem[qi] + 2 * hwt__q_idx(MQ_SHIFT, pos);
+
+	return __atomic_load_n(&m[dw], __ATOMIC_ACQUIRE);
+}
+
+static void need_rseq(struct mqrig *r)
+{
+	struct hwt_cmdq_info info;
+
+	hwt_cmdq_get_info(r->q, &info);
+	if (strcmp(info.insert_path, "rseq")) {
+		TLOG("%s path (%s)", info.insert_path, info.insert_path_reason);
+		mqrig_down(r);
+		free(r);
+		SKIP("not the rseq path here");
+	}
+}
+
+/* A wait that gives up leaves its CMD_SYNC in its slot, MSIADDR = that
+ * slot's IOVA (stored by the section): the late MSI lands there, and the
+ * next sync on the queue completes as usual. */
+TEST(rseq_a_late_msi_lands_in_the_abandoned_slot)
 {
 	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 100000000 };
 	struct mqrig *r = malloc(sizeof(*r));
-	struct hwt__cmdq_rec *rec;
-	_Atomic uint32_t *old;
-	uint32_t seq;
+	uint32_t pos;
 
 	need_cpus(2);
-	if (hwt__rseq_queue_unavailable())
-		SKIP("shared path here: %s", hwt__rseq_queue_unavailable());
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
+	need_rseq(r);
 	ASSERT_TRUE(pin(0));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
-	rec = hwt__cmdq_rec(r->q);
-	old = rec->word;
-	ASSERT_TRUE(old);
+	pos = hwt__reg_q_read_prod(r->q->regs, 0); /* where the next CMD_SYNC goes */
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
-	seq = rec->sync_seq + 1; /* the MSIDATA of the sync that gives up */
 	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
-	ASSERT_TRUE(rec->word && rec->word != old);
 	ASSERT_TRUE(logged(&r->log, "CMD_SYNC timeout"));
+	ASSERT_EQ(hwt__reg_q_read_prod(r->q->regs, 0), hwt__q_inc(MQ_SHIFT, pos, 1));
+	ASSERT_EQ(slot_dw(r, 0, pos, 0) & 0xff, HWT_SMMU_OP_CMD_SYNC);
+	ASSERT_EQ(slot_dw(r, 0, pos, 1), r->q->sub[0]->iova + 16 * hwt__q_idx(MQ_SHIFT, pos));
 	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
 	ASSERT_OK(hwt_cmdq_sync(r->q)); /* after the abandoned one, same queue */
-	ASSERT_EQ(atomic_load(old), seq); /* the late MSI, into the retired word */
-	ASSERT_EQ(atomic_load(rec->word), rec->sync_seq);
+	ASSERT_EQ(slot_dw(r, 0, pos, 0), 0); /* the late MSI: MSIDATA 0 over the opcode */
+	mqrig_down(r);
+	free(r);
+}
+
+/* The lapped waiter: a thread is held (a signal handler that waits) after
+ * its commit, while its CMD_SYNC is not done (device paused); then the
+ * device runs and another producer of the same CPU laps the queue twice,
+ * so that the waiter's slot holds a plain command when it looks again.
+ * It must return 0, and only with its commands executed. */
+static _Atomic int held; /* 1: in the handler, 2: let go */
+
+static void on_hold(int sig)
+{
+	(void)sig;
+	atomic_store_explicit(&held, 1, memory_order_release);
+	/* bounded: 5 s */
+	for (unsigned i = 0; i < 50000 && atomic_load_explicit(&held, memory_order_acquire) == 1; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+}
+
+struct lapped {
+	struct mqrig *r;
+	int err;
+	bool done;
+	_Atomic bool returned;
+};
+
+static void *lapped_waiter(void *arg)
+{
+	struct lapped *w = arg;
+	struct hwt_cmdq_cmd c[2];
+
+	if (!pin(0)) {
+		w->err = -EPERM;
+		return NULL;
+	}
+	mqrig_cmds(w->r, 0, 0, c, 2);
+	w->err = hwt_cmdq_issue(w->r->q, c, 2, true);
+	w->done = mqrig_done(w->r, 0, 0) && mqrig_done(w->r, 0, 1);
+	atomic_store_explicit(&w->returned, true, memory_order_release);
+	return NULL;
+}
+
+/* Bounded: until queue 0's PROD is p (5 s). */
+static bool prod_reaches(struct mqrig *r, uint32_t p)
+{
+	for (unsigned i = 0; i < 50000; i++) {
+		if (hwt__reg_q_read_prod(r->q->regs, 0) == p)
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	}
+	return false;
+}
+
+TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 5000000000ull };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct sigaction sa = { .sa_handler = on_hold }, old;
+	struct lapped w = { 0 };
+	struct hwt_cmdq_cmd c;
+	uint32_t p0, spos;
+	uint64_t mine, seq = 0, n = 2 * (1u << MQ_SHIFT) + 10;
+	pthread_t t;
+
+	need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	need_rseq(r);
+	ASSERT_TRUE(pin(0));
+	sigemptyset(&sa.sa_mask);
+	ASSERT_OK(sigaction(SIGUSR2, &sa, &old));
+	atomic_store(&held, 0);
+	w.r = r;
+	p0 = hwt__reg_q_read_prod(r->q->regs, 0);
+	spos = hwt__q_inc(MQ_SHIFT, p0, 2); /* the waiter's CMD_SYNC */
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	ASSERT_OK(pthread_create(&t, NULL, lapped_waiter, &w));
+	ASSERT_TRUE(prod_reaches(r, hwt__q_inc(MQ_SHIFT, p0, 3))); /* it committed */
+	mine = slot_dw(r, 0, spos, 0);
+	ASSERT_EQ(mine & 0xff, HWT_SMMU_OP_CMD_SYNC);
+	ASSERT_OK(pthread_kill(t, SIGUSR2));
+	for (unsigned i = 0; i < 50000 && atomic_load(&held) != 1 && !atomic_load(&w.returned); i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	if (atomic_load_explicit(&w.returned, memory_order_acquire)) {
+		pthread_join(t, NULL);
+		TLOG("the waiter returned %d with the device paused, its commands %s", w.err,
+		     w.done ? "executed" : "not executed");
+		ASSERT_TRUE(w.err || w.done); /* never 0 before its sync */
+		ASSERT_TRUE(false);           /* and it cannot have completed */
+	}
+	ASSERT_EQ(atomic_load(&held), 1);
+	ASSERT_FALSE(mqrig_done(r, 0, 0));
+	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
+	/* Producer 1, same CPU, same queue: single commands, two laps and a
+	 * bit (the waiter's slot is reused twice, last by a plain command),
+	 * then a CMD_SYNC that lands in another slot. */
+	for (; seq < n; seq++) {
+		mqrig_cmds(r, 1, seq, &c, 1);
+		ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
+	}
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(atomic_load(&r->executed[1]), n);
+	TLOG("the waiter's slot: 0x%016llx, its CMD_SYNC was 0x%016llx", (unsigned long long)slot_dw(r, 0, spos, 0),
+	     (unsigned long long)mine);
+	ASSERT_EQ(slot_dw(r, 0, spos, 0) & 0xff, MQRIG_OP); /* reused: a command, neither its sync nor an MSI */
+	ASSERT_EQ(atomic_load(&held), 1); /* still held through it all */
+	atomic_store_explicit(&held, 2, memory_order_release);
+	pthread_join(t, NULL);
+	ASSERT_OK(sigaction(SIGUSR2, &old, NULL));
+	if (w.err)
+		TLOG("log: %s", r->log.text);
+	ASSERT_OK(w.err);
+	ASSERT_TRUE(w.done);
+	ASSERT_FALSE(mqrig_violation(r));
 	mqrig_down(r);
 	free(r);
 }

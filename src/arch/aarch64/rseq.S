@@ -2,8 +2,9 @@
 /*
  * hwt__rseq_insert() for aarch64 (the contract: src/arch/rseq.h; the design:
  * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and the mutants
- * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST and HWT_RSEQ_BROKEN_NOCPU make
- * the test builds, as in src/arch/x86_64/rseq.S.
+ * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST, HWT_RSEQ_BROKEN_NOCPU and
+ * HWT_RSEQ_BROKEN_MSIADDR make the test builds, as in src/arch/x86_64/rseq.S
+ * (bit 33 of x3 marks the MSIADDR store there, for hwt__rseq_test_msi_aborts).
  */
 #include "arch/asm.h"
 #include "arch/rseq.h"
@@ -17,9 +18,13 @@
 #elif defined(HWT_RSEQ_BROKEN_NOCPU)
 #define FN hwt__rseq_insert_broken_nocpu
 #define ABORTS hwt__rseq_broken_nocpu_aborts
+#elif defined(HWT_RSEQ_BROKEN_MSIADDR)
+#define FN hwt__rseq_insert_broken_msiaddr
+#define ABORTS hwt__rseq_broken_msiaddr_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
+#define MSI_ABORTS hwt__rseq_test_msi_aborts /* restarts after the MSIADDR store */
 #else
 #define FN hwt__rseq_insert
 #endif
@@ -27,12 +32,14 @@
 /*
  * x0 = rings, w1 = nrings, x2 = ents, w3 = k, x4 = cpu_out, x5 = prod_out.
  * Kept across the section and its restarts (the abort handler finds the
- * registers as the interrupted code left them): x0-x5, x10 = the rseq area,
- * x17 = &.Lcs.  Set before the section for the ring of the CPU read: w6 = cpu,
- * x7 = ring, x8 = &PROD, x11 = &CONS, x12 = slots, w14 = 2^shift,
- * w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons, then
- * w15 = the PROD to commit; the copy reuses x7, x9, x11-x14, x16 (a restart
- * sets them again).  No callee-saved register is touched.
+ * registers as the interrupted code left them): x0-x5 (w3 = k without the
+ * flag, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI; x3 is read only as w3 besides),
+ * x10 = the rseq area, x17 = &.Lcs.  Set before the section for the ring of
+ * the CPU read: w6 = cpu, x7 = ring, x8 = &PROD, x11 = &CONS, x12 = slots,
+ * w14 = 2^shift, w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons,
+ * then w15 = the PROD to commit, x6 = iova - slots; the copy reuses x7, x9,
+ * x11-x14, x16 (a restart sets them again).  No callee-saved register is
+ * touched.
  */
 	.text
 	.globl	FN
@@ -56,7 +63,10 @@ FN:
 	add	x10, x10, x9				/* the thread's struct rseq */
 	adrp	x17, .Lcs
 	add	x17, x17, :lo12:.Lcs
-	cbz	w3, .Leinval_cpu
+	tbz	w3, #HWT__RSEQ_K_SYNC_MSI_BIT, 1f
+	and	w3, w3, #0x7fffffff			/* k; x3's high half cleared */
+	orr	x3, x3, #0x100000000			/* the flag, in bit 32 of x3 */
+1:	cbz	w3, .Leinval_cpu
 
 	/* The CPU, read outside the section and checked again inside it.  A
 	 * restart comes back here. */
@@ -106,6 +116,8 @@ FN:
 .Lroom:
 	add	w13, w16, w3
 	and	w15, w13, w15				/* prod + k, WRP|IDX */
+	ldr	x6, [x7, #HWT__RSEQ_RING_IOVA]
+	sub	x6, x6, x12				/* a slot's IOVA - its address */
 #ifdef HWT_RSEQ_BROKEN_COMMIT
 	stlr	w15, [x8]				/* BROKEN: commit first */
 #endif
@@ -128,7 +140,22 @@ FN:
 	stp	x7, x14, [x12], #16
 	subs	w16, w16, #1
 	b.ne	2b
-3:
+	mov	x11, x12
+	/* x11: just past the last entry, in either run. */
+3:	tbz	x3, #32, 4f
+#ifndef HWT_RSEQ_BROKEN_MSIADDR
+	/* HWT__RSEQ_K_SYNC_MSI: the last entry is a CMD_SYNC whose MSI goes to
+	 * its own slot; its dw1 (MSIADDR[51:2], built 0) = that slot's IOVA.
+	 * Before the commit (stlr orders it), so a restart stores it again for
+	 * its new slot. */
+	add	x9, x6, x11
+	sub	x9, x9, #16
+	str	x9, [x11, #-8]
+#ifdef MSI_ABORTS
+	orr	x3, x3, #0x200000000			/* test builds: stored (for .Labort) */
+#endif
+#endif
+4:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
 	 * of PROD before it reads the slots). */
@@ -176,6 +203,16 @@ FN:
 	stxr	w16, x13, [x9]
 	cbnz	w16, 4b
 #endif
+#ifdef MSI_ABORTS
+	tbz	x3, #33, .Lretry			/* after the MSIADDR store? */
+	and	x3, x3, #~0x200000000
+	adrp	x9, MSI_ABORTS
+	add	x9, x9, :lo12:MSI_ABORTS
+5:	ldxr	x13, [x9]
+	add	x13, x13, #1
+	stxr	w16, x13, [x9]
+	cbnz	w16, 5b
+#endif
 	b	.Lretry
 	.cfi_endproc
 	.size	FN, .-FN
@@ -204,6 +241,14 @@ FN:
 ABORTS:
 	.quad	0
 	.size	ABORTS, 8
+#endif
+#ifdef MSI_ABORTS
+	.globl	MSI_ABORTS
+	.hidden	MSI_ABORTS
+	.type	MSI_ABORTS, %object
+MSI_ABORTS:
+	.quad	0
+	.size	MSI_ABORTS, 8
 #endif
 
 	.weak	__rseq_offset

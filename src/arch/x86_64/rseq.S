@@ -5,7 +5,9 @@
  *
  * Test builds only (the Makefile's rules for tests/stress/rseq.c): with
  * HWT_RSEQ_TEST the function is hwt__rseq_insert_test and its abort handler
- * counts restarts in hwt__rseq_test_aborts (a locked increment: exact).  Three
+ * counts restarts in hwt__rseq_test_aborts (a locked increment: exact), and
+ * in hwt__rseq_test_msi_aborts those that came after the section stored a
+ * CMD_SYNC's MSIADDR (bit 33 of r15 marks the store).  Three
  * mutants, each with its own name and counter, which the storm must catch:
  * HWT_RSEQ_BROKEN_COMMIT (hwt__rseq_insert_broken) commits PROD before it
  * writes the entries, so that a restart after the commit inserts them twice
@@ -15,7 +17,10 @@
  * commit stores a stale PROD; HWT_RSEQ_BROKEN_NOCPU
  * (hwt__rseq_insert_broken_nocpu) does not check the CPU again inside the
  * section, so that a thread moved between the CPU read and the section's
- * start fills another CPU's ring.  The library is built with none of them.
+ * start fills another CPU's ring; HWT_RSEQ_BROKEN_MSIADDR
+ * (hwt__rseq_insert_broken_msiaddr) does not store a CMD_SYNC's MSIADDR
+ * (HWT__RSEQ_K_SYNC_MSI), so that the device sees MSIADDR 0 and writes no
+ * MSI into the slot.  The library is built with none of them.
  */
 #include "arch/asm.h"
 #include "arch/rseq.h"
@@ -29,9 +34,13 @@
 #elif defined(HWT_RSEQ_BROKEN_NOCPU)
 #define FN hwt__rseq_insert_broken_nocpu
 #define ABORTS hwt__rseq_broken_nocpu_aborts
+#elif defined(HWT_RSEQ_BROKEN_MSIADDR)
+#define FN hwt__rseq_insert_broken_msiaddr
+#define ABORTS hwt__rseq_broken_msiaddr_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define ABORTS hwt__rseq_test_aborts
+#define MSI_ABORTS hwt__rseq_test_msi_aborts /* restarts after the MSIADDR store */
 #else
 #define FN hwt__rseq_insert
 #endif
@@ -40,7 +49,9 @@
  * rdi = rings, esi = nrings, rdx = ents, ecx = k, r8 = cpu_out, r9 = prod_out.
  * Kept across the section and its restarts (the abort handler finds the
  * registers as the interrupted code left them, so the section writes none of
- * these): rdi, esi, rdx, r8, r9, r10 = __rseq_offset, r15d = k.
+ * these): rdi, esi, rdx, r8, r9, r10 = __rseq_offset, r15d = k (without the
+ * flag), bit 32 of r15 = HWT__RSEQ_K_SYNC_MSI (r15 is read only as r15d, or
+ * in 32-bit results).
  * Set before the section for the ring of the CPU read: r11 = ring,
  * r12 = &PROD, ebx = 2^shift, ebp = WRP|IDX mask.  In the section:
  * r13d = prod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
@@ -85,7 +96,10 @@ FN:
 	.cfi_rel_offset %r15, 0
 	mov	(%rax), %r10			/* the area is at %fs:(%r10) */
 	mov	%ecx, %r15d
-	test	%r15d, %r15d
+	btr	$HWT__RSEQ_K_SYNC_MSI_BIT, %r15d	/* CF: the flag; r15d: k */
+	jnc	1f
+	bts	$32, %r15				/* the flag, in bit 32 of r15 */
+1:	test	%r15d, %r15d
 	jz	.Leinval_cpu
 
 	/* The CPU, read outside the section and checked again inside it (the
@@ -173,7 +187,22 @@ FN:
 	add	$16, %rcx
 	cmp	%r14, %rax
 	jne	2b
-3:	lea	(%r13,%r15), %eax
+	/* rcx: just past the last entry, in either run. */
+3:	bt	$32, %r15
+	jnc	4f
+#ifndef HWT_RSEQ_BROKEN_MSIADDR
+	/* HWT__RSEQ_K_SYNC_MSI: the last entry is a CMD_SYNC whose MSI goes to
+	 * its own slot; its dw1 (MSIADDR[51:2], built 0) = that slot's IOVA.
+	 * Before the commit, so a restart stores it again for its new slot. */
+	mov	HWT__RSEQ_RING_IOVA(%r11), %rax
+	sub	HWT__RSEQ_RING_SLOTS(%r11), %rax
+	lea	-16(%rax,%rcx), %rax			/* iova + (the slot - slots) */
+	mov	%rax, -8(%rcx)
+#ifdef MSI_ABORTS
+	bts	$33, %r15				/* test builds: stored (for .Labort) */
+#endif
+#endif
+4:	lea	(%r13,%r15), %eax
 	and	%ebp, %eax
 #ifndef HWT_RSEQ_BROKEN_COMMIT
 	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
@@ -238,6 +267,11 @@ FN:
 #ifdef ABORTS
 	lock incq ABORTS(%rip)				/* test builds only */
 #endif
+#ifdef MSI_ABORTS
+	btr	$33, %r15				/* after the MSIADDR store? */
+	jnc	.Lretry
+	lock incq MSI_ABORTS(%rip)
+#endif
 	jmp	.Lretry
 	.cfi_endproc
 	.size	FN, .-FN
@@ -266,6 +300,14 @@ FN:
 ABORTS:
 	.quad	0
 	.size	ABORTS, 8
+#endif
+#ifdef MSI_ABORTS
+	.globl	MSI_ABORTS
+	.hidden	MSI_ABORTS
+	.type	MSI_ABORTS, @object
+MSI_ABORTS:
+	.quad	0
+	.size	MSI_ABORTS, 8
 #endif
 
 	.weak	__rseq_offset
