@@ -13,11 +13,14 @@
  * the section, so the call builds the CMD_SYNC with MSIADDR 0 and passes
  * HWT__RSEQ_K_SYNC_MSI: the section stores the slot's IOVA into its dw1
  * before the commit.  The waiter waits until the slot's dw0 no longer holds
- * the dw0 it wrote.  Only two writers can change it: the device's MSI
- * (4 bytes of MSIDATA over the opcode word: dw0 becomes 0), and a producer
- * of this CPU reusing the slot, which it may only once CONS passed the
- * CMD_SYNC, which the device does after the MSI.  So any change means the
- * CMD_SYNC has completed, however many laps the waiter slept through.  A
+ * the dw0 it wrote.  Writers that can change it: the device's MSI (4
+ * bytes of MSIDATA over the opcode word: dw0 becomes 0), a producer of
+ * this CPU reusing the slot, which it may only once CONS passed the
+ * CMD_SYNC, which the device does after the MSI, and the GERROR handler
+ * rewriting a CMD_SYNC that failed (CERROR_ILL) as one without MSI
+ * (setup.c): then the commands before it have run, and CONS passes it
+ * once the device re-executes it.  A change means completion, however
+ * many laps the waiter slept through, once reached() agrees.  A
  * wait that gives up leaves a CMD_SYNC whose MSI may land later: in its own
  * slot, which nobody reuses before CONS passes it, so nothing needs
  * retiring.  CONS polling: wait until CONS reaches the end e of the call's
@@ -100,7 +103,9 @@ static bool reached(const struct reach *r)
 	/* A_XPROD: pairs with the commit (R_PROD) that stored x; acquire keeps
 	 * the CONS load below after this load. */
 	uint32_t x = atomic_load_explicit(hwt__reg_q_prod(sq->regs, sq->qi), memory_order_acquire);
-	uint32_t c = hwt__reg_q_read_cons(sq->regs, sq->qi) & mask; /* A_CONS */
+	/* A_CONS (A_SCONS when wait_slot asks): pairs with the device's
+	 * R_CONS of this value. */
+	uint32_t c = hwt__reg_q_read_cons(sq->regs, sq->qi) & mask;
 
 	return ((c - r->e) & mask) < size || c == (x & mask);
 }
@@ -232,7 +237,10 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 {
 	struct hwt_cmdq *sq = q->sub[qi];
 	/* The rseq path runs on little-endian hosts only: dw0 as the device
-	 * sees it is the host's uint64_t. */
+	 * sees it is the host's uint64_t.  The device's R_MSI is a 4-byte
+	 * store into its low half: a mixed-size pair, which C11 leaves
+	 * undefined and both x86_64 and aarch64 order (single-copy atomic
+	 * aligned accesses; TSan sees no race). */
 	_Atomic uint64_t *dw0 = (_Atomic uint64_t *)(sq->mem + 2 * hwt__q_idx(sq->shift, e - 1));
 	struct reach r = { sq, e };
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
@@ -243,17 +251,19 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 		uint64_t v = atomic_load_explicit(dw0, memory_order_acquire); /* A_MSI */
 
 		if (v == MSI_DONE)
-			return 0;
+			break;
 		/* A_SCONS (in reached): a change that is not the MSI; and
 		 * every 64th poll past the first clock read, also without one
 		 * (a reuse by an identical CMD_SYNC). */
 		if ((v != mine || (w.start && !(w.polls & 63))) && reached(&r))
-			return 0;
+			break;
 		err = hwt__devwait_step(&w, false);
 		if (err)
 			break;
 	}
-	*deadline = w.deadline;
+	*deadline = w.deadline; /* the call's, for its next wait (the split path) */
+	if (!err)
+		return 0;
 	{
 		char buf[HWT__VERDICT_LEN];
 

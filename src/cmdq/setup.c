@@ -56,7 +56,9 @@ static void queue_error(struct hwt_cmdq *q, uint32_t gerror, uint32_t gerrorn)
 	default:
 		hwt__cmdq_log(q, "skipping command in error state: 0x%016llx 0x%016llx",
 			 (unsigned long long)le64toh(slot[0]), (unsigned long long)le64toh(slot[1]));
-		/* A plain CMD_SYNC without MSI: nobody waits on it. */
+		/* A plain CMD_SYNC without MSI.  If the failed entry was an
+		 * rseq waiter's CMD_SYNC, that waiter sees its slot change
+		 * and returns once CONS passes it (percpu.c, wait_slot). */
 		hwt_smmu_sync_build(dw, HWT_SMMU_CS_SEV, 0);
 		slot[0] = htole64(dw[0]);
 		slot[1] = htole64(dw[1]);

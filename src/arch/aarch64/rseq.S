@@ -33,7 +33,8 @@
  * x0 = rings, w1 = nrings, x2 = ents, w3 = k, x4 = cpu_out, x5 = prod_out.
  * Kept across the section and its restarts (the abort handler finds the
  * registers as the interrupted code left them): x0-x5 (w3 = k without the
- * flag, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI; x3 is read only as w3 besides),
+ * flag, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI, x3's high half cleared at
+ * entry; x3 is read only as w3 besides),
  * x10 = the rseq area, x17 = &.Lcs.  Set before the section for the ring of
  * the CPU read: w6 = cpu, x7 = ring, x8 = &PROD, x11 = &CONS, x12 = slots,
  * w14 = 2^shift, w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons,
@@ -63,8 +64,10 @@ FN:
 	add	x10, x10, x9				/* the thread's struct rseq */
 	adrp	x17, .Lcs
 	add	x17, x17, :lo12:.Lcs
+	mov	w3, w3					/* k is 32-bit: x3's high half is
+						 * the caller's garbage (AAPCS64) */
 	tbz	w3, #HWT__RSEQ_K_SYNC_MSI_BIT, 1f
-	and	w3, w3, #0x7fffffff			/* k; x3's high half cleared */
+	and	w3, w3, #0x7fffffff			/* k without the flag */
 	orr	x3, x3, #0x100000000			/* the flag, in bit 32 of x3 */
 1:	cbz	w3, .Leinval_cpu
 
