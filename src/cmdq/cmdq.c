@@ -54,9 +54,9 @@
  * each queue q->qi of the object runs it on its own registers
  * (hwt__reg_q_*(regs, qi)) on the shared path; queues.c picks the queue.
  * The public issue calls are in issue.c, setup, options and the GERROR
- * handler in setup.c, auto mode in calib.c, a call's device waits in
- * wait.c, the log and the backoff in support.c (the files' order:
- * impl.h); the device is reached through src/bus only.
+ * handler in setup.c, auto mode in calib.c, a call's device waits (and the
+ * CMD_SYNC polls) in wait.c, the log and the backoff in support.c (the
+ * files' order: impl.h); the device is reached through src/bus only.
  */
 #include <endian.h>
 #include <errno.h>
@@ -477,77 +477,14 @@ static void poll_valid(struct hwt_cmdq *q, uint32_t sprod, uint32_t eprod)
 	}
 }
 
-/* --- CMD_SYNC completion --------------------------------------------------- */
-
-struct sync_wait {
-	struct hwt_cmdq *q;
-	uint32_t prod;
-};
-
-static bool sync_waiting(void *arg)
-{
-	struct sync_wait *sw = arg;
-
-	return !hwt__q_consumed(sw->q->shift, read_cons(sw->q), sw->prod);
-}
-
-/* CONS polling: wait until the device's CONS has passed the sync. */
-static int poll_until_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
-			       uint32_t *cons)
-{
-	struct sync_wait sw = { q, sync_prod };
-	int err;
-
-	/* w->arg = &sw dies with this frame: this is the call's last wait
-	 * (wait_for_sync leaves and returns), nothing reads it after. */
-	/* hwt__wait_change32 already spins: read the clock on every step */
-	hwt__devwait_next(w, 0, sync_waiting, &sw);
-
-	for (;;) {
-		uint32_t raw = hwt__reg_q_read_cons(q->regs, q->qi); /* A_CONS: pairs with R_CONS */
-
-		*cons = hwt__q_pos(q->shift, raw);
-		if (hwt__q_consumed(q->shift, *cons, sync_prod))
-			return 0;
-		/* WFE-like: returns early when CONS changes (aarch64: an event;
-		 * elsewhere a short spin); a change needs no deadline check. */
-		if (hwt__reg_q_wait_cons_change(q->regs, q->qi, raw) != raw)
-			continue;
-		err = hwt__devwait_step(w, q->sev);
-		if (err)
-			return err;
-	}
-}
-
-/* MSI polling: wait until the device's MSI write zeroes the sync's slot. */
-static int poll_until_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
-			  uint32_t *cons)
-{
-	_Atomic uint32_t *word = (_Atomic uint32_t *)(q->mem + 2 * hwt__q_idx(q->shift, sync_prod));
-	int err;
-
-	hwt__devwait_next(w, 63, NULL, NULL);
-	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
-	 * to the sync before writing, so everything before it has executed. */
-	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
-		err = hwt__devwait_step(w, false);
-		if (err)
-			return err;
-	}
-	/* CONS passes the sync only after the MSI write: counting the sync's
-	 * own slot as not yet consumed keeps the shadow cons at or behind the
-	 * device's CONS, which is what makes a late MSI write harmless to a
-	 * waiter that gave up (see cmd_sync() in the device). */
-	*cons = sync_prod;
-	return 0;
-}
+/* --- CMD_SYNC completion (the polls: wait.c) ------------------------------ */
 
 /* w: the call's waits, whose deadline a space wait may already have set. */
 static int wait_for_sync(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod)
 {
 	uint32_t cons = 0;
-	int err = q->msipoll ? poll_until_msi(q, w, sync_prod, &cons)
-			     : poll_until_consumed(q, w, sync_prod, &cons);
+	int err = q->msipoll ? hwt__cmdq_poll_msi(q, w, sync_prod, &cons)
+			     : hwt__cmdq_poll_consumed(q, w, sync_prod, &cons);
 
 	if (err) {
 		char buf[HWT__VERDICT_LEN];

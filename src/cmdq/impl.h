@@ -11,9 +11,10 @@
  *                                             -> queues.c, percpu.c, support.c
  *   percpu.c   the rseq path: insertion (arch/rseq.h), per-thread MSI
  *              words, CONS waits with the idle rule -> wait.c, support.c
- *   cmdq.c     the shared path: the lock-free insertion and CMD_SYNC waits
+ *   cmdq.c     the shared path: the lock-free insertion, space waits, leaving
  *                                             -> wait.c, support.c
- *   wait.c     a call's waits on the device (deadline, spin, yield, sleep)
+ *   wait.c     a call's waits on the device (deadline, spin, yield, sleep),
+ *              the shared path's CMD_SYNC polls
  *                                             -> support.c
  *   support.c  log, backoff, MSI capability   (calls none)
  *
@@ -240,6 +241,12 @@ int hwt__devwait_step(struct hwt__devwait *w, bool use_events);
  * why the queue is off (support.c), in buf. */
 #define HWT__VERDICT_LEN 96
 const char *hwt__cmdq_verdict(const struct hwt_cmdq *q, int err, char buf[HWT__VERDICT_LEN]);
+/* The shared path's CMD_SYNC waits (cmdq.c): until the device's CONS passed
+ * sync_prod, or its MSI write zeroed the sync's slot; *cons: the value the
+ * waiter leaves with (A_CONS / A_MSI).  0, or the wait's error. */
+int hwt__cmdq_poll_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
+			    uint32_t *cons);
+int hwt__cmdq_poll_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod, uint32_t *cons);
 
 /* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
