@@ -122,6 +122,7 @@ broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
 broken (v) space: the last leaver reads space_evt before its leave CAS|-DBROKEN_EARLY=1|assertion violated P7_no_sleeper_left_behind|space.pml
 broken (w) space: a woken sleeper that cannot fit does not hand on|-DBROKEN_NOHANDON=1|assertion violated P7_no_sleeper_left_behind|space.pml
+broken (y) space: wake-one hand-on, q3, sleepers of k 2, 2, 2, 1|-DN=3 -DNS=4 -DK0=2 -DK1=2 -DK2=2 -DK3=1 -DDEVMAX=1 -DBROKEN_HANDON_ONE=1|assertion violated P7_no_sleeper_left_behind|space.pml
 '
 
 if [ -n "${MODEL_ONLY:-}" ]; then
