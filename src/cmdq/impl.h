@@ -65,6 +65,9 @@ struct hwt_cmdq {
 	 * every last leaver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
 	_Atomic uint64_t space_handons; /* hand-ons (cmdq.c hand_on), relaxed: a statistic */
+	/* Space waits that found room only after a sleep of theirs ended by its
+	 * 10 ms bound (a wake that missed them), relaxed: a statistic */
+	_Atomic uint64_t space_late;
 
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
