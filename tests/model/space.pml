@@ -46,6 +46,9 @@
  *   BROKEN_NOHANDON a sleeper that cannot fit does not hand the wake on to
  *                   a smaller one (before the fix: the smaller one waited
  *                   for the device or the 10 ms bound)
+ *   BROKEN_HANDON_ONE the hand-on wakes one sleeper instead of ending the
+ *                   generation (a chain of hand-ons misses a small
+ *                   sleeper: four sleepers, k 2, 2, 2, 1)
  */
 #include "common.pml"
 
