@@ -2,7 +2,8 @@
 /*
  * The space sleepers of the shared path (src/cmdq/cmdq.c, "Space waits"):
  * a woken sleeper that cannot fit hands the wake on to a smaller one that
- * would (tests/model/space.pml checks the protocol; this drives the code).
+ * would, by ending the generation and waking every sleeper
+ * (tests/model/space.pml checks the protocol; this drives the code).
  */
 #include "harness/harness.h"
 #include "harness/cmds.h"
