@@ -48,15 +48,16 @@
  *                                 failed, the mode restored) -> issuers
  *   Z1..Z3 / L1..L3               a space sleeper against the last leaver
  *                                 (seq_cst Dekker pair, see "Space
- *                                 waits"; hand_on the same pair)
+ *                                 waits"); H1, H2 the hand-on's
+ *                                 generation end, against Z1 and L1
  *
  * This is the protocol of one queue: with several (options.queues > 1)
  * each queue q->qi of the object runs it on its own registers
  * (hwt__reg_q_*(regs, qi)) on the shared path; queues.c picks the queue.
  * The public issue calls are in issue.c, setup, options and the GERROR
- * handler in setup.c, auto mode in calib.c, a call's device waits in
- * wait.c, the log and the backoff in support.c (the files' order:
- * impl.h); the device is reached through src/bus only.
+ * handler in setup.c, auto mode in calib.c, a call's device waits (and the
+ * CMD_SYNC polls) in wait.c, the log and the backoff in support.c (the
+ * files' order: impl.h); the device is reached through src/bus only.
  */
 #include <endian.h>
 #include <errno.h>
@@ -119,20 +120,20 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  * space_evt: bits 11:0 (KMIN) the smallest k of a sleeper of this
  * generation, capped at 4095 (0: nobody may sleep on it), bits 31:12 the
  * generation.  A waiter that cannot fit, but sees that a sleeper of a
- * smaller k would, wakes one sleeper (the hand-on, hand_on()): else a wake
- * that went to a big sleeper left the small one asleep until a later leave
- * (device progress) or its 10 ms bound.  Each waiter hands on at most once
- * per shadow cons it sees, so a chain of hand-ons ends; the kernel wakes
- * sleepers of one priority in the order they slept, and the woken wait at
- * the back, so a chain reaches every sleeper queued while it runs.  Not
- * one still between its Z2 and its Z3 (it queues behind waiters that
- * already handed on for this cons: four or more sleepers), nor one behind
- * a real-time sleeper: that one waits, as every small sleeper did before
- * the hand-on, for the device's progress or its 10 ms bound.  Ending the
- * generation on a hand-on (a wake-all) would close that; not done yet, and
- * space.pml's three sleepers do not reach it.  With all k equal nobody
- * hands on (no system calls beyond the baton's).
- * tests/model/space.pml checks the handshake, the baton and the hand-on.
+ * smaller k would, ends the generation and wakes all its sleepers (the
+ * hand-on, hand_on()): else a wake that went to a big sleeper left the small
+ * one asleep until a later leave (device progress) or its 10 ms bound.
+ * Each waiter hands on at most once per shadow cons it sees, so the
+ * wake-alls end; every sleeper of the old generation returns and re-reads
+ * llq (a big one sleeps again on the new generation, without a hand-on for
+ * that cons), whatever the kernel's order of wakes (FIFO within a priority,
+ * real-time first) and wherever a sleeper is between its Z1 and its Z3: the
+ * generation's end fails its futex_wait (H1 below).  A wake-one chain
+ * missed one still between its Z2 and its Z3 that queued behind waiters
+ * that had already handed on (four sleepers: space.pml's "wake-one
+ * hand-on").  With all k equal nobody hands on (no system calls beyond the
+ * baton's).  tests/model/space.pml checks the handshake, the baton and the
+ * hand-on.
  *
  * The handshake (seq_cst, a Dekker pair; no fence in the leaver):
  *
@@ -154,9 +155,21 @@ static uint32_t read_cons(const struct hwt_cmdq *q)
  * S, so in llq's modification order too (both are seq_cst writes), and Z2,
  * an RMW, reads L1's value or a later one: it sees nobody registered and
  * does not sleep, or a later registration, whose last leave is then the
- * wake-up.  So no wake-up
- * is lost; Z3 is still bounded (SPACE_SLEEP_NS, the call's deadline) for
- * -ENODEV and the deadline.
+ * wake-up.  So no wake-up is lost; Z3 is still bounded (SPACE_SLEEP_NS, the
+ * call's deadline) for -ENODEV and the deadline.
+ *
+ * The hand-on (a waiter that read llq v, room for a smaller KMIN):
+ *   H1 CAS space_evt to the next generation, KMIN 0, while KMIN is set
+ *      (seq_cst)
+ *   H2 futex_wake(space_evt, all)
+ * A sleeper whose Z1 precedes H1 in space_evt's modification order (both
+ * RMWs) slept on an ended generation: its Z3 returns at once, or H2 wakes
+ * it.  One whose Z1 follows H1 is on the new generation: v's cons was
+ * installed by a leave (L1, seq_cst) that precedes our read of v (Z2, an
+ * RMW, or the acquire load of wait_for_space, which synchronises with L1),
+ * so L1 precedes H1 in S; H1 precedes that Z1 (both seq_cst RMWs of one
+ * object), and Z1 its Z2: Z2 reads L1's cons or a later llq, sees the room
+ * (or those who took it, who pass the baton), and does not sleep for it.
  *
  * Why Z2 is an RMW, and why every write of space_evt is seq_cst: llq is
  * also written by acquire CASes (the reservation, the refresher's
@@ -205,32 +218,39 @@ static void wake_space_sleeper(struct hwt_cmdq *q)
 
 /*
  * The hand-on: we cannot fit k in the shadow v, but a sleeper of KMIN < k
- * (e: our Z1's value, or a seq_cst read after v) would: wake one sleeper,
- * once per shadow cons we saw (*seen).  A smaller sleeper whose Z1 comes
- * after our read of e is not lost: its Z1 precedes its Z2, so either its
- * Z2 sees the cons that made room (it does not sleep), or the last leave
- * that installs it follows its Z1 and wakes one sleeper of that
- * generation, and every waiter woken reads space_evt afresh (its own Z1,
- * or this read) and fits (the baton) or hands on in turn.
- * tests/model/space.pml checks these interleavings, with every choice of
- * whom a wake-one wakes.  A stale KMIN (that sleeper left, or was woken by
- * a timeout) stays until a wake finds nobody asleep: until then each
- * waiter that cannot fit makes one futex_wake per shadow cons it sees
- * (mixed call sizes only; equal ones never hand on).
+ * (e: our Z1's value, or a seq_cst read after v) would: end the generation
+ * and wake all its sleepers (H1, H2 above), once per shadow cons we saw
+ * (*seen).  Every one of them re-reads llq: the small one fits, the big
+ * ones sleep again on the new generation (their next hand-on needs another
+ * cons).  A stale KMIN (that sleeper left, or timed out) costs one
+ * generation end per waiter that cannot fit and shadow cons it sees (mixed
+ * call sizes only; equal ones never hand on).  tests/model/space.pml checks
+ * these interleavings.
  */
-static void hand_on(struct hwt_cmdq *q, uint32_t e, uint64_t v, uint32_t k, uint32_t *seen)
+static bool hand_on(struct hwt_cmdq *q, uint32_t e, uint64_t v, uint32_t k, uint32_t *seen)
 {
-	uint32_t kmin = e & SPACE_KMIN;
+	uint32_t kmin = e & SPACE_KMIN, w;
 
 #ifdef HWT_CMDQ_BROKEN_NO_HANDON
-	return; /* tests: show unit_cmdq_space failing without the hand-on */
+	return false; /* tests: show unit_cmdq_space failing without the hand-on */
 #endif
 	if (!kmin || kmin >= space_k(k) || llq_cons(v) == *seen ||
 	    !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), kmin))
-		return;
+		return false;
 	*seen = llq_cons(v);
 	atomic_fetch_add_explicit(&q->space_handons, 1, memory_order_relaxed); /* a statistic */
-	wake_space_sleeper(q);
+#ifdef HWT_CMDQ_BROKEN_HANDON_ONE
+	wake_space_sleeper(q); /* tests: the wake-one hand-on (show unit_cmdq_space failing) */
+	return false;
+#endif
+	w = atomic_load_explicit(&q->space_evt, memory_order_relaxed); /* the CAS decides */
+	do
+		if (!(w & SPACE_KMIN))
+			return true; /* nobody may sleep on this generation: ended already */
+	while (!atomic_compare_exchange_weak_explicit(&q->space_evt, &w, (w & ~SPACE_KMIN) + SPACE_GEN_ONE,
+						      memory_order_seq_cst, memory_order_relaxed)); /* H1 */
+	hwt__futex_wake(&q->space_evt, INT32_MAX);                                          /* H2 */
+	return true;
 }
 
 /*
@@ -313,11 +333,12 @@ static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v
 /*
  * Somebody is registered and there is no room for k: only the last leave
  * moves the shadow cons.  Spin a little (it may be about to leave on
- * another CPU), then sleep until it does (Z1..Z3 above), after handing the
- * wake on if a smaller sleeper fits (*seen: hand_on).  0 to look again, or
- * the wait's error.
+ * another CPU), then sleep until it does (Z1..Z3 above), unless a smaller
+ * sleeper fits: then end the generation (*seen: hand_on) and look again.
+ * 0 to look again, or the wait's error.
  */
-static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint32_t *seen)
+static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint32_t *seen,
+		       bool *bounded)
 {
 	uint64_t now, left, v;
 	uint32_t e, n;
@@ -340,9 +361,11 @@ static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, u
 						      memory_order_relaxed));
 	v = atomic_fetch_or_explicit(&q->llq, 0, memory_order_seq_cst);                 /* Z2 */
 	if (llq_waiters(v) && !hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
-		hand_on(q, n, v, k, seen);
-		hwt__futex_wait(&q->space_evt, n,                                       /* Z3 */
-				left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS);
+		/* after a hand-on n is an ended generation: look again */
+		if (!hand_on(q, n, v, k, seen))
+			*bounded = hwt__futex_wait(&q->space_evt, n,                    /* Z3 */
+						   left < SPACE_SLEEP_NS ? left : SPACE_SLEEP_NS) ==
+				   -ETIMEDOUT;
 	}
 	return 0;
 }
@@ -370,6 +393,7 @@ static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
 static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, uint64_t *llq)
 {
 	uint32_t seen = UINT32_MAX; /* no shadow cons handed on yet (hand_on) */
+	bool bounded = false;       /* our last Z3 ended by its bound */
 
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_acquire); /* A_LLQ */
@@ -377,16 +401,19 @@ static int wait_for_space(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k
 
 		if (hwt__q_has_space(q->shift, llq_prod(v), llq_cons(v), k)) {
 			*llq = v;
+			if (bounded) /* a statistic (unit_cmdq_space) */
+				atomic_fetch_add_explicit(&q->space_late, 1, memory_order_relaxed);
 			wake_space_sleeper(q); /* the baton */
 			return 0;
 		}
 		if (llq_waiters(v)) {
-			err = space_sleep(q, w, k, &seen);
+			err = space_sleep(q, w, k, &seen, &bounded);
 		} else {
 			/* Before we watch the device: a smaller sleeper may fit
 			 * now (v acquired, then this read: hand_on). */
 			hand_on(q, atomic_load_explicit(&q->space_evt, memory_order_seq_cst) /* L2: Z1 */,
 				v, k, &seen);
+			bounded = false; /* what we find now, we found by watching */
 			err = refresh_shadow(q, w, v);
 		}
 		if (err) {
@@ -477,77 +504,14 @@ static void poll_valid(struct hwt_cmdq *q, uint32_t sprod, uint32_t eprod)
 	}
 }
 
-/* --- CMD_SYNC completion --------------------------------------------------- */
-
-struct sync_wait {
-	struct hwt_cmdq *q;
-	uint32_t prod;
-};
-
-static bool sync_waiting(void *arg)
-{
-	struct sync_wait *sw = arg;
-
-	return !hwt__q_consumed(sw->q->shift, read_cons(sw->q), sw->prod);
-}
-
-/* CONS polling: wait until the device's CONS has passed the sync. */
-static int poll_until_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
-			       uint32_t *cons)
-{
-	struct sync_wait sw = { q, sync_prod };
-	int err;
-
-	/* w->arg = &sw dies with this frame: this is the call's last wait
-	 * (wait_for_sync leaves and returns), nothing reads it after. */
-	/* hwt__wait_change32 already spins: read the clock on every step */
-	hwt__devwait_next(w, 0, sync_waiting, &sw);
-
-	for (;;) {
-		uint32_t raw = hwt__reg_q_read_cons(q->regs, q->qi); /* A_CONS: pairs with R_CONS */
-
-		*cons = hwt__q_pos(q->shift, raw);
-		if (hwt__q_consumed(q->shift, *cons, sync_prod))
-			return 0;
-		/* WFE-like: returns early when CONS changes (aarch64: an event;
-		 * elsewhere a short spin); a change needs no deadline check. */
-		if (hwt__reg_q_wait_cons_change(q->regs, q->qi, raw) != raw)
-			continue;
-		err = hwt__devwait_step(w, q->sev);
-		if (err)
-			return err;
-	}
-}
-
-/* MSI polling: wait until the device's MSI write zeroes the sync's slot. */
-static int poll_until_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
-			  uint32_t *cons)
-{
-	_Atomic uint32_t *word = (_Atomic uint32_t *)(q->mem + 2 * hwt__q_idx(q->shift, sync_prod));
-	int err;
-
-	hwt__devwait_next(w, 63, NULL, NULL);
-	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
-	 * to the sync before writing, so everything before it has executed. */
-	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
-		err = hwt__devwait_step(w, false);
-		if (err)
-			return err;
-	}
-	/* CONS passes the sync only after the MSI write: counting the sync's
-	 * own slot as not yet consumed keeps the shadow cons at or behind the
-	 * device's CONS, which is what makes a late MSI write harmless to a
-	 * waiter that gave up (see cmd_sync() in the device). */
-	*cons = sync_prod;
-	return 0;
-}
+/* --- CMD_SYNC completion (the polls: wait.c) ------------------------------ */
 
 /* w: the call's waits, whose deadline a space wait may already have set. */
 static int wait_for_sync(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod)
 {
 	uint32_t cons = 0;
-	int err = q->msipoll ? poll_until_msi(q, w, sync_prod, &cons)
-			     : poll_until_consumed(q, w, sync_prod, &cons);
+	int err = q->msipoll ? hwt__cmdq_poll_msi(q, w, sync_prod, &cons)
+			     : hwt__cmdq_poll_consumed(q, w, sync_prod, &cons);
 
 	if (err) {
 		char buf[HWT__VERDICT_LEN];

@@ -12,9 +12,10 @@
  *   percpu.c   the rseq path: insertion (arch/rseq.h), MSI waits on the
  *              CMD_SYNC's own slot, CONS waits with the idle rule
  *                                             -> wait.c, support.c
- *   cmdq.c     the shared path: the lock-free insertion and CMD_SYNC waits
+ *   cmdq.c     the shared path: the lock-free insertion, space waits, leaving
  *                                             -> wait.c, support.c
- *   wait.c     a call's waits on the device (deadline, spin, yield, sleep)
+ *   wait.c     a call's waits on the device (deadline, spin, yield, sleep),
+ *              the shared path's CMD_SYNC polls
  *                                             -> support.c
  *   support.c  log, backoff, MSI capability   (calls none)
  *
@@ -65,6 +66,9 @@ struct hwt_cmdq {
 	 * every last leaver. */
 	alignas(HWT__CACHELINE) _Atomic uint32_t space_evt;
 	_Atomic uint64_t space_handons; /* hand-ons (cmdq.c hand_on), relaxed: a statistic */
+	/* Space waits that found room only after a sleep of theirs ended by its
+	 * 10 ms bound (a wake that missed them), relaxed: a statistic */
+	_Atomic uint64_t space_late;
 
 	/* Read-only after create, but msipoll: written by the measurement
 	 * while it owns calib (RUNNING) and published by R_CALIB, or by an
@@ -231,6 +235,12 @@ int hwt__devwait_step(struct hwt__devwait *w, bool use_events);
  * why the queue is off (support.c), in buf. */
 #define HWT__VERDICT_LEN 96
 const char *hwt__cmdq_verdict(const struct hwt_cmdq *q, int err, char buf[HWT__VERDICT_LEN]);
+/* The shared path's CMD_SYNC waits (cmdq.c): until the device's CONS passed
+ * sync_prod, or its MSI write zeroed the sync's slot; *cons: the value the
+ * waiter leaves with (A_CONS / A_MSI).  0, or the wait's error. */
+int hwt__cmdq_poll_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
+			    uint32_t *cons);
+int hwt__cmdq_poll_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod, uint32_t *cons);
 
 /* support.c: a message to the log hook, or rate-limited to stderr. */
 void hwt__cmdq_log(struct hwt_cmdq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,7 +5,7 @@
  * sleeping (on the SEV event word when the device signals events for it,
  * else a growing nanosleep); and the words of a failed wait's log line.
  * Used by the shared path (cmdq.c) and the rseq path (percpu.c); calls
- * support.c only.
+ * support.c only.  Also the shared path's CMD_SYNC polls (CONS or MSI).
  */
 #include <errno.h>
 #include <sched.h>
@@ -94,5 +94,71 @@ int hwt__devwait_step(struct hwt__devwait *w, bool use_events)
 	}
 	w->sleep_ns = !w->sleep_ns ? 2000 : w->sleep_ns < 256000 ? 2 * w->sleep_ns : w->sleep_ns;
 	hwt__sleep_ns(w->sleep_ns);
+	return 0;
+}
+
+/* --- the shared path's CMD_SYNC waits (cmdq.c) ---------------------------- */
+
+struct sync_wait {
+	struct hwt_cmdq *q;
+	uint32_t prod;
+};
+
+static bool sync_waiting(void *arg)
+{
+	struct sync_wait *sw = arg;
+	struct hwt_cmdq *q = sw->q;
+	uint32_t cons = hwt__q_pos(q->shift, hwt__reg_q_read_cons(q->regs, q->qi)); /* A_CONS */
+
+	return !hwt__q_consumed(q->shift, cons, sw->prod);
+}
+
+/* CONS polling: wait until the device's CONS has passed the sync. */
+int hwt__cmdq_poll_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
+			    uint32_t *cons)
+{
+	struct sync_wait sw = { q, sync_prod };
+	int err;
+
+	/* w->arg = &sw dies with this frame: this is the call's last wait
+	 * (cmdq.c's wait_for_sync leaves and returns), nothing reads it after. */
+	/* hwt__wait_change32 already spins: read the clock on every step */
+	hwt__devwait_next(w, 0, sync_waiting, &sw);
+
+	for (;;) {
+		uint32_t raw = hwt__reg_q_read_cons(q->regs, q->qi); /* A_CONS: pairs with R_CONS */
+
+		*cons = hwt__q_pos(q->shift, raw);
+		if (hwt__q_consumed(q->shift, *cons, sync_prod))
+			return 0;
+		/* WFE-like: returns early when CONS changes (aarch64: an event;
+		 * elsewhere a short spin); a change needs no deadline check. */
+		if (hwt__reg_q_wait_cons_change(q->regs, q->qi, raw) != raw)
+			continue;
+		err = hwt__devwait_step(w, q->sev);
+		if (err)
+			return err;
+	}
+}
+
+/* MSI polling: wait until the device's MSI write zeroes the sync's slot. */
+int hwt__cmdq_poll_msi(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod, uint32_t *cons)
+{
+	_Atomic uint32_t *word = (_Atomic uint32_t *)(q->mem + 2 * hwt__q_idx(q->shift, sync_prod));
+	int err;
+
+	hwt__devwait_next(w, 63, NULL, NULL);
+	/* A_MSI: pairs with the device's R_MSI; the device published CONS up
+	 * to the sync before writing, so everything before it has executed. */
+	while (atomic_load_explicit(word, memory_order_acquire) != 0) {
+		err = hwt__devwait_step(w, false);
+		if (err)
+			return err;
+	}
+	/* CONS passes the sync only after the MSI write: counting the sync's
+	 * own slot as not yet consumed keeps the shadow cons at or behind the
+	 * device's CONS, which is what makes a late MSI write harmless to a
+	 * waiter that gave up (see cmd_sync() in the device). */
+	*cons = sync_prod;
 	return 0;
 }

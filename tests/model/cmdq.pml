@@ -572,7 +572,7 @@ reserve:
 		:: sync ->
 			err = 0;
 #if MSI
-			/* poll_until_msi(): the slot's word0 becomes 0 (A_MSI) */
+			/* hwt__cmdq_poll_msi() (wait.c): the slot's word0 becomes 0 (A_MSI) */
 			do
 			:: atomic {
 				slot[IDX(syncp)] == 0 ->
@@ -594,7 +594,7 @@ reserve:
 #endif
 			od;
 #else
-			/* poll_until_consumed(): CONS passes the sync (A_CONS) */
+			/* hwt__cmdq_poll_consumed() (wait.c): CONS passes the sync (A_CONS) */
 			do
 			:: atomic { c = CONS; c_abs = CONS_abs };
 				if

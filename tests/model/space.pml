@@ -39,13 +39,16 @@
  * refresher waits for a stopped device, with no room for it, is what the
  * code's deadline is for, and allowed.
  *
- * Parameters: NS sleepers, K0/K1/K2 their k, N queue slots, DEVMAX.
+ * Parameters: NS sleepers (up to 4), K0..K3 their k, N queue slots, DEVMAX.
  * Broken variants, each must be caught:
  *   BROKEN_EARLY    the last leaver reads space_evt (L2) before its leave
  *                   CAS (L1): the Dekker pair's order reversed
  *   BROKEN_NOHANDON a sleeper that cannot fit does not hand the wake on to
  *                   a smaller one (before the fix: the smaller one waited
  *                   for the device or the 10 ms bound)
+ *   BROKEN_HANDON_ONE the hand-on wakes one sleeper instead of ending the
+ *                   generation (a chain of hand-ons misses a small
+ *                   sleeper: four sleepers, k 2, 2, 2, 1)
  */
 #include "common.pml"
 
@@ -64,6 +67,9 @@
 #ifndef K2
 #define K2 3
 #endif
+#ifndef K3
+#define K3 1
+#endif
 #ifndef DEVMAX
 #define DEVMAX 2
 #endif
@@ -72,6 +78,9 @@
 #endif
 #ifndef BROKEN_NOHANDON
 #define BROKEN_NOHANDON 0
+#endif
+#ifndef BROKEN_HANDON_ONE
+#define BROKEN_HANDON_ONE 0
 #endif
 
 #define FITS(u, k) (N - (u) >= (k))
@@ -91,9 +100,21 @@ inline wake_one(woke)
 		:: NS > 0 && asleep[0] -> asleep[0] = 0; woke = 1
 		:: NS > 1 && asleep[1] -> asleep[1] = 0; woke = 1
 		:: NS > 2 && asleep[2] -> asleep[2] = 0; woke = 1
+		:: NS > 3 && asleep[3] -> asleep[3] = 0; woke = 1
 		:: else
 		fi
 	}
+}
+
+/* futex_wake(all), in the step that ended the generation: a futex_wait
+ * after that step finds a new value and returns at once, one before it is
+ * woken by the wake that follows the step in the code. */
+inline wake_all()
+{
+	asleep[0] = 0;
+	if :: NS > 1 -> asleep[1] = 0 :: else fi;
+	if :: NS > 2 -> asleep[2] = 0 :: else fi;
+	if :: NS > 3 -> asleep[3] = 0 :: else fi
 }
 
 /* L2, L3 (wake_space_sleeper): wg/wk the value L2 read. */
@@ -111,8 +132,7 @@ inline wake_tail(wg, wk, woke)
 				if
 				:: gen == wg && kmin == wk ->
 					gen++; kmin = 0;
-					asleep[0] = 0; asleep[1] = 0;
-					if :: NS > 2 -> asleep[2] = 0 :: else fi
+					wake_all()
 				:: else
 				fi
 			}
@@ -155,16 +175,28 @@ inline leave(r, wg, wk, woke, last)
 }
 
 /*
- * The hand-on: a sleeper that cannot fit (u, the llq it loaded) wakes one
- * sleeper when one of a smaller k (km, space_evt's field) would fit, once
- * per shadow cons it saw (seen).
+ * The hand-on: a sleeper that cannot fit (u, the llq it loaded) ends the
+ * generation and wakes all its sleepers (end_space_generation: a CAS loop
+ * while KMIN is set, then futex_wake(all)) when one of a smaller k (km,
+ * space_evt's field) would fit, once per shadow cons it saw (seen).
+ * BROKEN_HANDON_ONE: it wakes one sleeper instead (the code before the
+ * wake-all: a sleeper that reaches its Z3 after the chain passed is missed).
  */
 inline hand_on(km, u, c, seen, wg, wk, woke)
 {
 	if
 	:: !BROKEN_NOHANDON && km != 0 && km < k && FITS(u, km) && c != seen ->
 		seen = c;
+#if BROKEN_HANDON_ONE
 		wake_space_sleeper(wg, wk, woke)
+#else
+		atomic {
+			if
+			:: kmin != 0 -> gen++; kmin = 0; wake_all()
+			:: else
+			fi
+		}
+#endif
 	:: else
 	fi
 }
@@ -269,6 +301,7 @@ init
 		run device();
 		run sleeper(0, K0);
 		if :: NS > 1 -> run sleeper(1, K1) :: else fi;
-		if :: NS > 2 -> run sleeper(2, K2) :: else fi
+		if :: NS > 2 -> run sleeper(2, K2) :: else fi;
+		if :: NS > 3 -> run sleeper(3, K3) :: else fi
 	}
 }

@@ -155,8 +155,9 @@ static void stress_run(unsigned threads, unsigned batch, bool batch_api, unsigne
 	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));
 	ASSERT_OK(hwt_smmu_dev_start(r->dev));
 	hwt_cmdq_get_info(r->q, &info);
-	snprintf(path, sizeof(path), info.queues > 1 ? " %u queues, %s" : "", info.queues,
-		 info.insert_path);
+	path[0] = 0;
+	if (info.queues > 1)
+		snprintf(path, sizeof(path), " %u queues, %s", info.queues, info.insert_path);
 	r->end_ns = hwt__now_ns() + ms * 1000000ull;
 	for (unsigned i = 0; i < threads; i++) {
 		pr[i] = (struct producer){ r, i, 0 };
