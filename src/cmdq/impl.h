@@ -235,7 +235,7 @@ int hwt__devwait_step(struct hwt__devwait *w, bool use_events);
  * why the queue is off (support.c), in buf. */
 #define HWT__VERDICT_LEN 96
 const char *hwt__cmdq_verdict(const struct hwt_cmdq *q, int err, char buf[HWT__VERDICT_LEN]);
-/* The shared path's CMD_SYNC waits (cmdq.c): until the device's CONS passed
+/* The shared path's CMD_SYNC waits (wait.c, for cmdq.c): until the device's CONS passed
  * sync_prod, or its MSI write zeroed the sync's slot; *cons: the value the
  * waiter leaves with (A_CONS / A_MSI).  0, or the wait's error. */
 int hwt__cmdq_poll_consumed(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sync_prod,
