@@ -3,9 +3,11 @@
 #include "harness/mqrig.h"
 #include "harness/harness.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmdq/impl.h"
 #include "device/impl.h"
@@ -139,4 +141,28 @@ bool mqrig_done(struct mqrig *r, unsigned p, uint64_t seq)
 const char *mqrig_violation(struct mqrig *r)
 {
 	return tst_why_first(&r->why);
+}
+
+unsigned mqrig_ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+bool mqrig_pin(unsigned cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		return false;
+	return sched_getcpu() == (int)cpu;
+}
+
+void mqrig_need_cpus(unsigned n)
+{
+	if (mqrig_ncpus() < n || !mqrig_pin(n - 1) || !mqrig_pin(0))
+		SKIP("needs %u CPUs this process may run on", n);
 }

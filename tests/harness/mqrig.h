@@ -76,4 +76,10 @@ bool mqrig_done(struct mqrig *r, unsigned p, uint64_t seq);
 /* The first violation, or NULL. */
 const char *mqrig_violation(struct mqrig *r);
 
+/* CPUs configured; pin the calling thread to cpu (false if it cannot run
+ * there); skip the test unless CPUs 0 and n - 1 can be had. */
+unsigned mqrig_ncpus(void);
+bool mqrig_pin(unsigned cpu);
+void mqrig_need_cpus(unsigned n);
+
 #endif

@@ -29,31 +29,6 @@
 #include "common/time.h"
 #include "device/impl.h"
 
-static unsigned ncpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	return n > 0 ? (unsigned)n : 1;
-}
-
-/* Pin the calling thread to cpu; false if it cannot run there. */
-static bool pin(unsigned cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		return false;
-	return sched_getcpu() == (int)cpu;
-}
-
-static void need_cpus(unsigned n)
-{
-	if (ncpus() < n || !pin(n - 1) || !pin(0))
-		SKIP("needs %u CPUs this process may run on", n);
-}
-
 /* The path an object of `queues` queues (== possible CPUs) gets here. */
 static const char *expected_path(void)
 {
@@ -84,8 +59,8 @@ TEST(create_refuses_bad_queue_options)
 	o.auto_poll = true; /* measures one queue */
 	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), -EINVAL);
 	o.queues = HWT_CMDQ_QUEUES_PER_CPU;
-	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), ncpus() > 1 ? -EINVAL : 0);
-	if (ncpus() == 1)
+	ASSERT_EQ(hwt_cmdq_create(&q, dev, &o), mqrig_ncpus() > 1 ? -EINVAL : 0);
+	if (mqrig_ncpus() == 1)
 		hwt_cmdq_destroy(q);
 	o.auto_poll = false;
 	o.queues = 2;
@@ -103,7 +78,7 @@ TEST(create_refuses_bad_queue_options)
 
 TEST(info_says_queues_and_insert_path)
 {
-	unsigned n = ncpus();
+	unsigned n = mqrig_ncpus();
 	struct hwt_smmu_dev *dev = dev_nq(n + 1 < HWT__NUMQ_MAX ? n + 1 : HWT__NUMQ_MAX);
 	struct hwt_cmdq_options o;
 	struct hwt_cmdq_info info;
@@ -186,7 +161,7 @@ static void *pinned(void *arg)
 	struct hwt_cmdq_cmd cmds[8];
 	uint64_t seq = 0;
 
-	if (!pin(p->cpu)) {
+	if (!mqrig_pin(p->cpu)) {
 		snprintf(p->why, sizeof(p->why), "cannot pin to CPU %u", p->cpu);
 		p->err = -EPERM;
 		return NULL;
@@ -226,7 +201,7 @@ static void run_pinned(unsigned numq, unsigned queues, bool disable_msi)
 	TLOG("numq %u, queues %u%s: %u queues, %s (%s)", numq, queues, disable_msi ? ", CONS" : "",
 	     info.queues, info.insert_path, info.insert_path_reason);
 	for (unsigned i = 0; i < 4; i++) {
-		p[i] = (struct prod){ .r = r, .id = i, .cpu = i % ncpus(), .calls = 3000 };
+		p[i] = (struct prod){ .r = r, .id = i, .cpu = i % mqrig_ncpus(), .calls = 3000 };
 		ASSERT_OK(pthread_create(&t[i], NULL, pinned, &p[i]));
 	}
 	for (unsigned i = 0; i < 4; i++)
@@ -248,8 +223,8 @@ static void run_pinned(unsigned numq, unsigned queues, bool disable_msi)
 
 TEST_TIMEOUT(pinned_producers_exactly_once_in_order_per_cpu_queues, 60)
 {
-	run_pinned(ncpus(), HWT_CMDQ_QUEUES_PER_CPU, false);
-	run_pinned(ncpus(), HWT_CMDQ_QUEUES_PER_CPU, true);
+	run_pinned(mqrig_ncpus(), HWT_CMDQ_QUEUES_PER_CPU, false);
+	run_pinned(mqrig_ncpus(), HWT_CMDQ_QUEUES_PER_CPU, true);
 }
 
 TEST_TIMEOUT(pinned_producers_exactly_once_in_order_2_and_3_queues, 60)
@@ -276,9 +251,9 @@ static void migration(bool disable_msi)
 	TLOG("%s path%s", info.insert_path, disable_msi ? ", CONS polling" : "");
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held */
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	/* Queue 1's own CMD_SYNC completes; the command on queue 0 has not
 	 * executed, so the sync must not return 0. */
 	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
@@ -300,13 +275,13 @@ static void migration(bool disable_msi)
 
 TEST(sync_after_migration_covers_the_queue_left_msi)
 {
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	migration(false);
 }
 
 TEST(sync_after_migration_covers_the_queue_left_cons)
 {
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	migration(true);
 }
 
@@ -317,14 +292,14 @@ TEST(error_on_one_queue_leaves_the_others_running)
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_cmd gate, c;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false));
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	for (unsigned i = 0; i < 100; i++) {
 		mqrig_cmds(r, 0, i, &c, 1);
 		ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, true)); /* queue 1 runs on */
@@ -441,18 +416,18 @@ TEST(the_record_follows_issue_and_sync)
 	struct hwt__cmdq_rec *rec;
 	struct hwt_cmdq_cmd c;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	ASSERT_OK(hwt_cmdq_sync(r->q)); /* an empty record: a CMD_SYNC on this CPU's queue */
 	rec = hwt__cmdq_rec(r->q);
 	ASSERT_EQ(rec->nused, 0);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	mqrig_cmds(r, 0, 0, &c, 1);
 	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
 	ASSERT_EQ(rec->nused, 1);
 	ASSERT_TRUE(rec->used[0] & 1);
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	mqrig_cmds(r, 0, 1, &c, 1);
 	ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
 	ASSERT_EQ(rec->nused, 2);
@@ -502,11 +477,11 @@ TEST(rseq_a_late_msi_lands_in_the_abandoned_slot)
 	struct mqrig *r = malloc(sizeof(*r));
 	uint32_t pos;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	need_rseq(r);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	pos = hwt__reg_q_read_prod(r->q->regs, 0); /* where the next CMD_SYNC goes */
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
@@ -550,7 +525,7 @@ static void *lapped_waiter(void *arg)
 	struct lapped *w = arg;
 	struct hwt_cmdq_cmd c[2];
 
-	if (!pin(0)) {
+	if (!mqrig_pin(0)) {
 		w->err = -EPERM;
 		return NULL;
 	}
@@ -583,11 +558,11 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 	uint64_t mine, seq = 0, n = 2 * (1u << MQ_SHIFT) + 10;
 	pthread_t t;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	need_rseq(r);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	sigemptyset(&sa.sa_mask);
 	ASSERT_OK(sigaction(SIGUSR2, &sa, &old));
 	atomic_store(&held, 0);
@@ -659,12 +634,12 @@ TEST(a_failed_sync_waits_on_its_queue_once)
 	struct hwt_cmdq_info info;
 	uint64_t t0, took;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	hwt_cmdq_get_info(r->q, &info);
 	ASSERT_STR_EQ(info.insert_path, expected_path());
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
 	t0 = hwt__now_ns();

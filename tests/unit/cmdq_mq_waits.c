@@ -25,31 +25,6 @@
 #include "common/time.h"
 #include "device/impl.h"
 
-static unsigned ncpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	return n > 0 ? (unsigned)n : 1;
-}
-
-/* Pin the calling thread to cpu; false if it cannot run there. */
-static bool pin(unsigned cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		return false;
-	return sched_getcpu() == (int)cpu;
-}
-
-static void need_cpus(unsigned n)
-{
-	if (ncpus() < n || !pin(n - 1) || !pin(0))
-		SKIP("needs %u CPUs this process may run on", n);
-}
-
 static void need_rseq(void)
 {
 	if (hwt__rseq_queue_unavailable())
@@ -97,7 +72,7 @@ static void *move_cons(void *arg)
 	_Atomic uint32_t *cons = hwt__reg_q_cons(a->regs, a->qi);
 	uint64_t n = 0;
 
-	if (!pin(m->cpu))
+	if (!mqrig_pin(m->cpu))
 		return NULL;
 	atomic_fetch_add_explicit(&a->running, 1, memory_order_release);
 	for (uint32_t v = m->first; !atomic_load_explicit(&a->stop, memory_order_relaxed);
@@ -125,17 +100,17 @@ TEST_TIMEOUT(cons_wait_meets_its_deadline_while_cons_moves, 30)
 	struct movers a = { .qi = 1 };
 	struct mover m[MOVERS_MAX];
 	pthread_t t[MOVERS_MAX];
-	unsigned n = ncpus() - 1 < MOVERS_MAX ? ncpus() - 1 : MOVERS_MAX;
+	unsigned n = mqrig_ncpus() - 1 < MOVERS_MAX ? mqrig_ncpus() - 1 : MOVERS_MAX;
 	uint64_t deadline = 0, t0, took, end;
 	int err, expired;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
 	a.regs = r->q->regs;
 	a.end = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	for (unsigned i = 0; i < n; i++) {
 		m[i] = (struct mover){ .all = &a, .cpu = 1 + i, .first = 44 + 37 * i % 256 };
 		ASSERT_OK(pthread_create(&t[i], NULL, move_cons, &m[i]));
@@ -179,7 +154,7 @@ static void *issue_on_cpu0(void *arg)
 	struct hwt_cmdq_cmd c;
 
 	w->err = -EPERM;
-	if (pin(0)) {
+	if (mqrig_pin(0)) {
 		mqrig_cmds(w->r, 1, 0, &c, 1);
 		atomic_store_explicit(&w->started, 1, memory_order_release);
 		w->err = hwt_cmdq_issue(w->r->q, &c, 1, true);
@@ -201,19 +176,19 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	cpu_set_t one;
 	pthread_t t;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
-	ASSERT_TRUE(pin(0));
+	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held */
 	for (unsigned i = 0; i < 5; i++) { /* 255 more: queue 0 (256) is full */
 		mqrig_cmds(r, 0, 51 * i, c, 51);
 		ASSERT_OK(hwt_cmdq_issue(r->q, c, 51, false));
 	}
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	w.r = r;
 	ASSERT_OK(pthread_create(&t, NULL, issue_on_cpu0, &w));
 	ASSERT_TRUE(wait_flag(&w.started, 5));
@@ -279,7 +254,7 @@ static void *sync_until_cancelled(void *arg)
 
 	w->err = -EPERM;
 	pthread_cleanup_push(unwound, NULL);
-	if (pin(0)) {
+	if (mqrig_pin(0)) {
 		atomic_store_explicit(&w->started, 1, memory_order_release);
 		w->err = hwt_cmdq_sync(w->r->q);
 	}
@@ -292,7 +267,7 @@ static void *sync_on_cpu0(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->err = pin(0) ? hwt_cmdq_sync(w->r->q) : -EPERM;
+	w->err = mqrig_pin(0) ? hwt_cmdq_sync(w->r->q) : -EPERM;
 	return NULL;
 }
 
@@ -310,13 +285,13 @@ TEST_TIMEOUT(rseq_cancelled_msi_wait_leaves_the_queue_usable, 30)
 	pthread_t t;
 	void *ret;
 
-	need_cpus(2);
+	mqrig_need_cpus(2);
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
 	if (!r->q->msipoll)
 		SKIP("CONS polling here");
-	ASSERT_TRUE(pin(1));
+	ASSERT_TRUE(mqrig_pin(1));
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
 	ASSERT_OK(pthread_create(&t, NULL, sync_until_cancelled, &w));
 	ASSERT_TRUE(wait_flag(&w.started, 5));
