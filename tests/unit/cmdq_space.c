@@ -47,6 +47,20 @@ static void wait_executed(struct hwt_smmu_dev *dev, uint64_t n)
 	ASSERT_TRUE(!"the device executed the commands");
 }
 
+/* A queue of 2^7 with timeout_ns timeout: 50 commands executed, the device
+ * paused, 50 more in (prod 100, shadow cons 0: 27 free); cmds[100] filled. */
+static void paused_at_100(struct rig *r, bool disable_msi, uint64_t timeout_ns,
+			  struct hwt_cmdq_cmd *cmds)
+{
+	rig_up(r, ALL_FEATURES, disable_msi, 7, timeout_ns);
+	for (int i = 0; i < 100; i++)
+		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
+	ASSERT_OK(hwt_cmdq_issue(r->q, cmds, 50, false));
+	wait_executed(r->dev, 50);
+	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
+	ASSERT_OK(hwt_cmdq_issue(r->q, cmds, 50, false));
+}
+
 /* cmdq.c's layouts: llq's waiter count, space_evt's KMIN field. */
 #define LLQ_WAITERS (0xfffull << 52)
 #define SPACE_KMIN 0xfffu
@@ -92,13 +106,7 @@ static uint64_t handon_round(bool disable_msi)
 	 * under an emulator S must still be asleep when W gives up */
 	const uint64_t scale = (uint64_t)hwt_test_scale();
 
-	rig_up(&r, ALL_FEATURES, disable_msi, 7, 300000000 * scale);
-	for (int i = 0; i < 100; i++)
-		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
-	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false));
-	wait_executed(r.dev, 50);
-	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
-	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false)); /* prod 100, shadow cons 0 */
+	paused_at_100(&r, disable_msi, 300000000 * scale, cmds);
 	w = (struct call){ .q = r.q };
 	b = (struct call){ .q = r.q, .cmds = cmds, .n = 100 };
 	s = (struct call){ .q = r.q, .cmds = cmds, .n = 30 };
@@ -180,13 +188,7 @@ static int rt_round(bool disable_msi)
 	ASSERT_EQ(pthread_attr_setinheritsched(&rt, PTHREAD_EXPLICIT_SCHED), 0);
 	ASSERT_EQ(pthread_attr_setschedpolicy(&rt, SCHED_FIFO), 0);
 	ASSERT_EQ(pthread_attr_setschedparam(&rt, &sp), 0);
-	rig_up(&r, ALL_FEATURES, disable_msi, 7, 300000000 * scale);
-	for (int i = 0; i < 100; i++)
-		tst_cmd_cfgi_ste(cmds[i].dw, (uint32_t)i);
-	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false));
-	wait_executed(r.dev, 50);
-	ASSERT_OK(hwt_smmu_dev_pause(r.dev));
-	ASSERT_OK(hwt_cmdq_issue(r.q, cmds, 50, false)); /* prod 100, shadow cons 0 */
+	paused_at_100(&r, disable_msi, 300000000 * scale, cmds);
 	w = (struct call){ .q = r.q };
 	s = (struct call){ .q = r.q, .cmds = cmds, .n = 30 };
 	ASSERT_EQ(pthread_create(&tw, NULL, run_call, &w), 0);
