@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * For the library's assembly (src/arch/<arch>/*.S): HWT_ASM_ENTRY, the landing
+ * For the library's assembly (src/arch/<arch>/rseq.S, copy.S): HWT_ASM_ENTRY, the landing
  * pad each global function starts with (endbr64 on x86_64, bti c on
  * aarch64: a no-op on CPUs without CET IBT or BTI), and the GNU property note
  * that says the object has them.  The linker ANDs these notes over all the
