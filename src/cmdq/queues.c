@@ -110,8 +110,8 @@ static void make_key(void)
  * used an object of several queues holds the key set; if it outlived the
  * unload, its exit would call thread_exit in unmapped code.  Deleting the
  * key drops those calls: the records such threads still hold leak (their
- * objects should be destroyed before the unload).  No thread may be inside the library now, so nothing races
- * the delete.
+ * objects should be destroyed before the unload).  No thread may be inside
+ * the library now, so nothing races the delete.
  */
 __attribute__((destructor)) static void drop_key(void)
 {

@@ -98,7 +98,8 @@ static struct build test_build(const char *name)
 	if (!strcmp(name, "nocpu"))
 		return (struct build){ name, hwt__rseq_insert_broken_nocpu, &hwt__rseq_broken_nocpu_aborts };
 	if (!strcmp(name, "msiaddr"))
-		return (struct build){ name, hwt__rseq_insert_broken_msiaddr, &hwt__rseq_broken_msiaddr_aborts };
+		return (struct build){ name, hwt__rseq_insert_broken_msiaddr,
+				       &hwt__rseq_broken_msiaddr_aborts };
 	return (struct build){ "test", hwt__rseq_insert_test, &hwt__rseq_test_aborts };
 }
 
@@ -318,9 +319,11 @@ static void *consumer(void *arg)
 				uint64_t msiaddr = RING_IOVA(i) + 16ull * hwt__q_idx(r->shift, c);
 				bool sync = (w0 & MAGIC_MASK) == MAGIC_SYNC;
 				if (sync && w1 != msiaddr)
-					violation(r, "ring %u: a sync entry's MSIADDR %016llx, its slot's IOVA %016llx",
-						  i, (unsigned long long)w1, (unsigned long long)msiaddr);
-				else if ((!sync && (w1 != ~w0 || (w0 & MAGIC_MASK) != MAGIC)) || p >= r->nprod)
+					violation(r, "ring %u: a sync entry's MSIADDR %016llx, "
+						  "its slot's IOVA %016llx", i, (unsigned long long)w1,
+						  (unsigned long long)msiaddr);
+				else if ((!sync && (w1 != ~w0 || (w0 & MAGIC_MASK) != MAGIC)) ||
+					 p >= r->nprod)
 					violation(r, "ring %u: unwritten or torn entry %016llx %016llx", i,
 						  (unsigned long long)w0, (unsigned long long)w1);
 				else if (seq >= r->per_prod)
@@ -432,7 +435,8 @@ static void *producer(void *arg)
 			atomic_store_explicit(&r->error, rc, memory_order_relaxed);
 			break;
 		}
-		r->log[pa->id][n_ins++ % LOG_N] = (struct ins){ .t_ns = now_ns(), .seq = seq, .prod = prod, .k = k,
+		r->log[pa->id][n_ins++ % LOG_N] = (struct ins){ .t_ns = now_ns(), .seq = seq,
+								.prod = prod, .k = k,
 								.cpu = (uint16_t)cpu,
 								.cpu_after = (uint16_t)sched_getcpu(),
 								.sync = sync };
@@ -508,9 +512,10 @@ static void report_violation(struct rig *r)
 		for (unsigned j = 0; j < LOG_N; j++) {
 			const struct ins *s = &r->log[p][j];
 			if (s->k && seq >= s->seq && seq < s->seq + s->k)
-				TLOG("  entry p%u seq %llu: inserted on ring %u, PROD %u after (k %u), CPU %u after, "
-				     "%lld us before the violation", p, (unsigned long long)seq, s->cpu, s->prod, s->k,
-				     s->cpu_after, ((long long)v->t_ns - (long long)s->t_ns) / 1000);
+				TLOG("  entry p%u seq %llu: inserted on ring %u, PROD %u after (k %u), "
+				     "CPU %u after, %lld us before the violation", p, (unsigned long long)seq,
+				     s->cpu, s->prod, s->k, s->cpu_after,
+				     ((long long)v->t_ns - (long long)s->t_ns) / 1000);
 		}
 	}
 	unsigned shown = 0;
@@ -522,7 +527,8 @@ static void report_violation(struct rig *r)
 			long long ago = ((long long)v->t_ns - (long long)s->t_ns) / 1000;
 			if (ago < -1000 || ago > 100000)
 				continue;
-			TLOG("  ring %u pos %u covered by p%u seq %llu..%llu, PROD %u after, CPU %u after, %lld us before",
+			TLOG("  ring %u pos %u covered by p%u seq %llu..%llu, PROD %u after, CPU %u after, "
+			     "%lld us before",
 			     v->ring, v->pos, p, (unsigned long long)s->seq,
 			     (unsigned long long)(s->seq + s->k - 1), s->prod, s->cpu_after, ago);
 			shown++;
@@ -692,8 +698,8 @@ TEST_TIMEOUT(rseq_restart_storm, 60)
 		restarts += re, rounds++;
 		moves += atomic_load(&r.moves), hops += atomic_load(&sg.hops);
 	} while ((!restarts || (want_msi && !msi)) && now_ns() < end);
-	TLOG("%llu restarts in %llu rounds, %llu of them after the MSIADDR store", (unsigned long long)restarts,
-	     (unsigned long long)rounds, (unsigned long long)msi);
+	TLOG("%llu restarts in %llu rounds, %llu of them after the MSIADDR store",
+	     (unsigned long long)restarts, (unsigned long long)rounds, (unsigned long long)msi);
 	ASSERT_GT(restarts, 0);
 	if (want_msi)
 		ASSERT_GT(msi, 0);
@@ -708,8 +714,9 @@ static void catch_mutant(const char *name)
 	skip_without_rseq();
 #if HWT_TSAN
 	if (strcmp(name, "commit") && strcmp(name, "msiaddr"))
-		SKIP("under TSan a signal's handler runs at TSan's next safe point, not at the instruction the "
-		     "signal interrupted: the storm's moves cannot hit the window this mutant opens");
+		SKIP("under TSan a signal's handler runs at TSan's next safe point, not at the "
+		     "instruction the signal interrupted: the storm's moves cannot hit the window "
+		     "this mutant opens");
 #endif
 	struct build b = test_build(name);
 	if (!b.fn)

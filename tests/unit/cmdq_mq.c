@@ -596,9 +596,10 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 	}
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_EQ(atomic_load(&r->executed[1]), n);
-	TLOG("the waiter's slot: 0x%016llx, its CMD_SYNC was 0x%016llx", (unsigned long long)slot_dw(r, 0, spos, 0),
-	     (unsigned long long)mine);
-	ASSERT_EQ(slot_dw(r, 0, spos, 0) & 0xff, MQRIG_OP); /* reused: a command, neither its sync nor an MSI */
+	TLOG("the waiter's slot: 0x%016llx, its CMD_SYNC was 0x%016llx",
+	     (unsigned long long)slot_dw(r, 0, spos, 0), (unsigned long long)mine);
+	/* reused: a command, neither its sync nor an MSI */
+	ASSERT_EQ(slot_dw(r, 0, spos, 0) & 0xff, MQRIG_OP);
 	ASSERT_EQ(atomic_load(&held), 1); /* still held through it all */
 	atomic_store_explicit(&held, 2, memory_order_release);
 	pthread_join(t, NULL);
