@@ -862,6 +862,18 @@ TEST(rseq_contract)
 	/* k is checked without the flag */
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), -EINVAL);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 9 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), -EINVAL);
+	/* k is 32 bits: the high half of its register is the caller's (AAPCS64
+	 * leaves it undefined) and must not read as the flag.  Called through
+	 * a type with a 64-bit k to put bits there (the ABI's view of the
+	 * call; a compiler passing a truncated uint64_t does the same). */
+	typedef int (*insert_k64)(struct hwt__rseq_ring *, unsigned, const void *, uint64_t,
+				  unsigned *, uint32_t *);
+	insert_k64 k64 = (insert_k64)(void (*)(void))hwt__rseq_insert;
+
+	atomic_store(&q->cons, 10u);
+	ASSERT_EQ(k64(r.rings, r.nrings, ents, 3ull << 32 | 2, &cpu, &prod), 0);
+	ASSERT_EQ(prod, 12);
+	ASSERT_EQ(memcmp(g->slots + 4, ents, 2 * 16), 0); /* dw1 of the last as written */
 	ASSERT_EQ(rseq_cs_now(), 0);
 	rig_free(&r);
 }
