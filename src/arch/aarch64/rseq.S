@@ -199,22 +199,20 @@ FN:
 #ifdef ABORTS
 	/* test builds only: an exact count (ldxr/stxr, as ARMv8.0 has no LSE);
 	 * x9, x13 and w16 are set again before their next use */
-	adrp	x9, ABORTS
-	add	x9, x9, :lo12:ABORTS
+	.macro	count_abort counter
+	adrp	x9, \counter
+	add	x9, x9, :lo12:\counter
 4:	ldxr	x13, [x9]
 	add	x13, x13, #1
 	stxr	w16, x13, [x9]
 	cbnz	w16, 4b
+	.endm
+	count_abort ABORTS
 #endif
 #ifdef MSI_ABORTS
 	tbz	x3, #33, .Lretry			/* after the MSIADDR store? */
 	and	x3, x3, #~0x200000000
-	adrp	x9, MSI_ABORTS
-	add	x9, x9, :lo12:MSI_ABORTS
-5:	ldxr	x13, [x9]
-	add	x13, x13, #1
-	stxr	w16, x13, [x9]
-	cbnz	w16, 5b
+	count_abort MSI_ABORTS
 #endif
 	b	.Lretry
 	.cfi_endproc
