@@ -98,11 +98,6 @@ static uint64_t llq_make(uint32_t prod, uint32_t cons, uint32_t waiters)
 	return (uint64_t)waiters << LLQ_WAITERS_SHIFT | (uint64_t)cons << 32 | prod;
 }
 
-/* Device CONS without the ERR field. */
-static uint32_t read_cons(const struct hwt_cmdq *q)
-{
-	return hwt__q_pos(q->shift, hwt__reg_q_read_cons(q->regs, q->qi)); /* A_CONS */
-}
 
 /* --- the shadow cons: leaving, refreshing, waiting for it ------------------ */
 
@@ -297,7 +292,7 @@ static bool cons_unmoved(void *arg)
 {
 	struct cons_wait *cw = arg;
 
-	return read_cons(cw->q) == cw->cons; /* A_CONS */
+	return hwt__cmdq_read_cons(cw->q) == cw->cons; /* A_CONS */
 }
 
 /*
@@ -322,7 +317,7 @@ static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v
 	w->waiting = cons_unmoved;
 	w->arg = &cw;
 	for (;;) {
-		uint32_t hwcons = read_cons(q); /* A_CONS */
+		uint32_t hwcons = hwt__cmdq_read_cons(q); /* A_CONS */
 
 		if (hwcons != cw.cons)
 			break;
@@ -339,7 +334,7 @@ static int refresh_shadow(struct hwt_cmdq *q, struct hwt__devwait *w, uint64_t v
 	 * (the call's next event wait sets its own, hwt__devwait_next). */
 	w->waiting = NULL;
 	w->arg = NULL;
-	leave(q, read_cons(q)); /* A_CONS, then R_LLQ, L1 */
+	leave(q, hwt__cmdq_read_cons(q)); /* A_CONS, then R_LLQ, L1 */
 	return err;
 }
 
@@ -386,7 +381,7 @@ static int space_sleep(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t k, u
 /* The log line of a failed space wait: what the call waited for. */
 static void log_no_space(struct hwt_cmdq *q, int err, uint32_t k, uint64_t v)
 {
-	uint32_t hwcons = read_cons(q), prod = llq_prod(v) & ~HWT__Q_OWNED, n = llq_waiters(v);
+	uint32_t hwcons = hwt__cmdq_read_cons(q), prod = llq_prod(v) & ~HWT__Q_OWNED, n = llq_waiters(v);
 	char buf[HWT__VERDICT_LEN];
 
 	hwt__cmdq_log(q, "CMDQ %s: no space for %u entries: %s [prod 0x%08x, shadow cons 0x%08x, %u "
@@ -532,7 +527,7 @@ static int wait_for_sync(struct hwt_cmdq *q, struct hwt__devwait *w, uint32_t sy
 		hwt__cmdq_log(q, "CMD_SYNC %s at 0x%08x [hwprod 0x%08x, hwcons 0x%08x]",
 			      hwt__cmdq_verdict(q, err, buf), sync_prod,
 			      hwt__reg_q_read_prod(q->regs, q->qi), hwt__reg_q_read_cons(q->regs, q->qi));
-		cons = read_cons(q); /* never beyond what the device consumed */
+		cons = hwt__cmdq_read_cons(q); /* never beyond what the device consumed */
 	}
 	leave(q, cons);
 	return err;

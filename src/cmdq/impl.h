@@ -101,6 +101,13 @@ struct hwt_cmdq {
 	struct hwt__cmdq_mq *mq;  /* the object's per-thread records, rseq rings */
 };
 
+/* q's CONS (WRP | IDX, ERR dropped).  A_CONS: pairs with the device's
+ * R_CONS of that value. */
+static inline uint32_t hwt__cmdq_read_cons(const struct hwt_cmdq *q)
+{
+	return hwt__q_pos(q->shift, hwt__reg_q_read_cons(q->regs, q->qi));
+}
+
 _Static_assert(sizeof(struct hwt_cmdq_cmd) == 16, "a command is one 16-byte queue entry");
 _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq, llq) >=
 			       HWT__CACHELINE &&

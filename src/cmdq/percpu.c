@@ -161,7 +161,7 @@ static bool no_space(void *arg)
 	struct space *s = arg;
 	struct hwt_cmdq *sq = s->sq;
 	uint32_t p = hwt__reg_q_read_prod(sq->regs, sq->qi);
-	uint32_t c = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, sq->qi)); /* A_CONS */
+	uint32_t c = hwt__cmdq_read_cons(sq); /* A_CONS */
 	int cpu = sched_getcpu();
 
 	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k) &&
@@ -187,7 +187,7 @@ static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *dea
 	int err;
 
 	s.prod = hwt__reg_q_read_prod(sq->regs, qi);
-	s.cons = hwt__q_pos(sq->shift, hwt__reg_q_read_cons(sq->regs, qi)); /* A_CONS */
+	s.cons = hwt__cmdq_read_cons(sq); /* A_CONS */
 	hwt__devwait_next(&w, 63, no_space, &s);
 	err = hwt__devwait_check(&w, &now);
 	while (!err && no_space(&s)) {

@@ -107,10 +107,8 @@ struct sync_wait {
 static bool sync_waiting(void *arg)
 {
 	struct sync_wait *sw = arg;
-	struct hwt_cmdq *q = sw->q;
-	uint32_t cons = hwt__q_pos(q->shift, hwt__reg_q_read_cons(q->regs, q->qi)); /* A_CONS */
 
-	return !hwt__q_consumed(q->shift, cons, sw->prod);
+	return !hwt__q_consumed(sw->q->shift, hwt__cmdq_read_cons(sw->q), sw->prod); /* A_CONS */
 }
 
 /* CONS polling: wait until the device's CONS has passed the sync. */
