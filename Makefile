@@ -330,7 +330,9 @@ soak: tests
 		./$(BUILD)/tests/stress_api -v
 
 # --- check -------------------------------------------------------------------
-# Each stage appends "pass fail skip" counts to $(COUNTS); the last step sums them.
+# Each stage appends "pass fail skip" counts to $(COUNTS) and each failure's
+# TAP line (with its first diagnostics) to $(COUNTS).failed; the last step sums
+# the counts and repeats the failures, so the tail of a long log names them.
 COUNTS := build/check.counts
 QEMU_AARCH64 := $(shell command -v qemu-aarch64 2>/dev/null)
 QEMU_RISCV64 := $(shell command -v qemu-riscv64 2>/dev/null)
@@ -340,7 +342,7 @@ QEMU_RISCV64 := $(shell command -v qemu-riscv64 2>/dev/null)
 QEMU_RISCV64_OPTS ?= -cpu rv64,v=true,vext_spec=v1.0
 
 check:
-	@mkdir -p build && : > $(COUNTS)
+	@mkdir -p build && : > $(COUNTS) && : > $(COUNTS).failed
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-native
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-sanitize
 	@HWT_CHECK_ALL=1 $(MAKE) --no-print-directory check-tsan

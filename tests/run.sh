@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Run every test program of a build: tests/run.sh LABEL BUILD_DIR COUNTS [WRAPPER]
 # Prints the TAP of each program prefixed with LABEL/program, appends
-# "passed failed skipped" to COUNTS.  HWT_TEST_ONLY=prefix limits the programs.
+# "passed failed skipped" to COUNTS and each failure to COUNTS.failed.  HWT_TEST_ONLY=prefix limits the programs.
 label=$1 build=$2 counts=$3 wrapper=$4
 pass=0 fail=0 skip=0
 # Programs in BUILD/tests, then the CLI scripts in tests/cli (TAP on stdout),
@@ -28,11 +28,18 @@ for t in "$build"/tests/* tests/cli/*.sh $native; do
 	f=$(grep -c '^not ok ' "$out" | tr -d ' ')
 	p=$((p - s))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "not ok - $label/$name exited with status $rc"
+		echo "not ok - $label/$name exited with status $rc" >> "$out"
 		f=1
 	fi
-	sed -e "s%^\(not ok\|ok\) \([0-9]*\) - %\1 \2 - $label/$name: %" "$out"
-	rm -f "$out"
+	sed -e "s%^\(not ok\|ok\) \([0-9]*\) - %\1 \2 - $label/$name: %" "$out" > "$out.tap"
+	cat "$out.tap"
+	# Each failure with what its test printed just before it (up to 6 lines)
+	# and the harness's reason after it.
+	awk '/^not ok / { for (i = n > 6 ? n - 6 : 0; i < n; i++) print d[i % 6]; print; n = 0; r = 1; next }
+	     /^ok / || /^1\.\./ { n = 0; r = 0; next }
+	     r && /^# / { print; next }
+	     { r = 0; d[n++ % 6] = $0 }' "$out.tap" >> "$counts.failed"
+	rm -f "$out" "$out.tap"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 done
 echo "# $label: $pass passed, $fail failed, $skip skipped"

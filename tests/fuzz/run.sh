@@ -6,7 +6,8 @@
 # and from what earlier runs found (BUILD_DIR/corpus/<t>/, where new inputs
 # go); tests/fuzz/<t>.dict is its dictionary if present.  A crash, a leak or
 # a violated property fails the target, and its input is kept in
-# BUILD_DIR/artifacts/.  Appends "passed failed skipped" to COUNTS.
+# BUILD_DIR/artifacts/.  Appends "passed failed skipped" to COUNTS, failures
+# to COUNTS.failed.
 build=$1 counts=$2 secs=${3:-25}
 pass=0 fail=0 n=0 total=0
 for bin in "$build"/fuzzers/*; do
@@ -29,7 +30,7 @@ for bin in "$build"/fuzzers/*; do
 		echo "ok $n - fuzz/$t: ${execs} execs in ${secs} s (${rate}/s), $seeds seeds, corpus $found"
 		pass=$((pass + 1)) total=$((total + execs))
 	else
-		echo "not ok $n - fuzz/$t: exit $rc after ${execs:-?} execs (log $log)"
+		echo "not ok $n - fuzz/$t: exit $rc after ${execs:-?} execs (log $log)" | tee -a "$counts.failed"
 		awk '/property violated/ { print; getline; print; next }
 		     /runtime error|^SUMMARY|Test unit written/ { print }' "$log" |
 			head -n 20 | sed 's/^/# /'

@@ -24,6 +24,8 @@ def tap(name, ok, detail=()):
     if not ok:
         for line in detail:
             print("# " + line)
+        with open(counts_file + ".failed", "a") as f:
+            f.write("not ok - vm-aarch64/%s\n" % name)
 
 
 def section(lines, name):
