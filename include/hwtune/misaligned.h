@@ -336,10 +336,11 @@ HWT_API int hwt_misaligned_hwprobe(int cpu, int key, uint64_t *value);
  * atomically (a temporary file in dir, fsync, rename, fsync of dir), keyed
  * by boot id, kernel release, the CPU identities and the library version.
  * Every process trusts it, so it must cover the system: -EINVAL for a
- * report that lacks an online CPU (or has one with status < 0), for an
- * override's report, scalar or vector (not a measurement), or one with no
- * CPU the file keeps (a known scalar verdict and known vector results): a
- * good file is never replaced by an empty or partial one.
+ * report that lacks an online CPU, or has one with status < 0 or that the
+ * file does not keep (the file keeps a known scalar verdict with known
+ * vector results), for an override's report, scalar or vector (not a
+ * measurement), or one with no CPU the file keeps: a good file is never
+ * replaced by an empty or partial one.
  */
 HWT_API int hwt_misaligned_system_write(const char *dir, const struct hwt_misaligned_report *r);
 /*
@@ -364,10 +365,15 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
  * runtime_dir, root and sysfs_root are honoured).  -EPERM when an online
  * CPU cannot be run on (outside the cpuset, or it could not be pinned):
  * nothing is written, and out lists every online CPU, those not reached
- * with status < 0.  out also gets the report when only the write failed:
+ * with status < 0.  A CPU whose verdict the file would not keep (unknown:
+ * a measurement preempted or starved until its budget ran out) is measured
+ * again, up to HWT_MISALIGNED_SYSTEM_TRIES probes in all; one still
+ * unknown gives -EAGAIN, nothing written, and out as for -EPERM with those
+ * CPUs at status -EAGAIN.  out also gets the report when only the write failed:
  * then the write's error is returned and out must still be freed; on other
  * errors out is empty.
  */
+#define HWT_MISALIGNED_SYSTEM_TRIES 3
 HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 					struct hwt_misaligned_report *out);
 

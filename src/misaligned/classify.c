@@ -120,6 +120,14 @@ HWT_API int hwt_misaligned_summary(const struct hwt_misaligned_cpu *cpu, unsigne
 	return first < 0 ? HWT_MISALIGNED_UNKNOWN : first;
 }
 
+void hwt__misaligned_summarize(struct hwt_misaligned_report *r)
+{
+	r->summary = hwt_misaligned_summary(r->cpu, r->n);
+	r->vector_summary = hwt_misaligned_vector_summary(r->cpu, r->n, false);
+	r->avx2_summary = hwt_misaligned_vector_summary(r->cpu, r->n, true);
+	r->avx512_summary = hwt_misaligned_unit_summary(r->cpu, r->n, HWT_MISALIGNED_UNIT_AVX512);
+}
+
 void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v)
 {
 	uint64_t r;

@@ -314,10 +314,7 @@ static int lookup(const struct hwt_cpus *set, const struct hwt_misaligned_opts *
 		out->source = measured ? HWT_MISALIGNED_MEASURED : HWT_MISALIGNED_FROM_CACHE;
 	if (w.cache_on && (measured || out->cache_status))
 		to_cache(&w, out);
-	out->summary = hwt_misaligned_summary(out->cpu, out->n);
-	out->vector_summary = hwt_misaligned_vector_summary(out->cpu, out->n, false);
-	out->avx2_summary = hwt_misaligned_vector_summary(out->cpu, out->n, true);
-	out->avx512_summary = hwt_misaligned_unit_summary(out->cpu, out->n, HWT_MISALIGNED_UNIT_AVX512);
+	hwt__misaligned_summarize(out);
 out:
 	free(w.old);
 	free(w.todo);

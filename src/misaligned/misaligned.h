@@ -90,6 +90,8 @@ struct hwt__verdict {
 #define HWT__MARGINAL_HI_X100 110u
 
 void hwt__misaligned_classify(const struct hwt__probe_obs *obs, struct hwt__verdict *v);
+/* r's four summaries from its CPUs (the set rule of each). */
+void hwt__misaligned_summarize(struct hwt_misaligned_report *r);
 /* The vector rule: a signal gives UNSUPPORTED, else as the scalar one
  * (align_faults is ignored: no kernel emulates vector accesses, so there is
  * no EMULATED and no FIRMWARE or NO_PERF note). */
@@ -158,6 +160,11 @@ struct hwt__measure_cfg {
  * speed; when cfg->vector is false, the vector results). */
 void hwt__misaligned_measure(int cpu, const struct hwt__measure_cfg *cfg,
 			     struct hwt_misaligned_cpu *out);
+
+/* Test seam, not exported from the shared library: the next n scalar
+ * measurements of the process (any thread) come out UNKNOWN, as a copy
+ * that did not copy would; 0 clears. */
+void hwt__misaligned_test_unknown(unsigned n);
 
 /* --- cache.c -------------------------------------------------------------- */
 

@@ -258,10 +258,7 @@ static void report_of(struct hwt_misaligned_cpu *e, unsigned n, enum hwt_misalig
 	out->n = n;
 	out->source = src;
 	out->cache_off = true;
-	out->summary = hwt_misaligned_summary(e, n);
-	out->vector_summary = hwt_misaligned_vector_summary(e, n, false);
-	out->avx2_summary = hwt_misaligned_vector_summary(e, n, true);
-	out->avx512_summary = hwt_misaligned_unit_summary(e, n, HWT_MISALIGNED_UNIT_AVX512);
+	hwt__misaligned_summarize(out);
 }
 
 HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
@@ -287,14 +284,15 @@ HWT_API int hwt_misaligned_system_read(const char *dir, const char *root,
 	return 0;
 }
 
-/* Every CPU of online has an entry in r that was probed (status 0): the
- * system result covers the system.  -EINVAL otherwise. */
+/* Every CPU of online has an entry in r that was probed (status 0) and
+ * that the file keeps (a known verdict): the system result covers the
+ * system.  -EINVAL otherwise. */
 static int covers(const struct hwt_misaligned_report *r, const struct hwt_cpus *online)
 {
 	for (unsigned i = 0; i < online->n; i++) {
 		const struct hwt_misaligned_cpu *s = hwt__misaligned_slot(r, online->cpu[i]);
 
-		if (!s || s->status)
+		if (!s || !hwt__cache_keeps(s))
 			return -EINVAL;
 	}
 	return 0;
@@ -389,6 +387,47 @@ static int refuse(const struct hwt_cpus *online, const struct hwt_cpus *reach,
 	return -EPERM;
 }
 
+/*
+ * A CPU whose verdict the file cannot keep (unknown: a measurement starved
+ * or preempted until its budget ran out, seen under emulation on a loaded
+ * machine) is measured again, up to HWT_MISALIGNED_SYSTEM_TRIES probes in
+ * all: one unlucky CPU must not leave the system without a result, nor may
+ * the file leave it out.  One still unknown then gets status -EAGAIN, and
+ * so does the call (nothing is written).  A CPU that could not be pinned:
+ * -EPERM.
+ */
+static int probe_again(const struct hwt_misaligned_opts *o, struct hwt_misaligned_report *out)
+{
+	bool done = false;
+	int r = 0;
+
+	for (unsigned t = 1; !r && !done; t++) {
+		struct hwt_cpus again = HWT_CPUS_INIT;
+		struct hwt_misaligned_report re;
+
+		for (unsigned i = 0; i < out->n && !r; i++)
+			if (!hwt__cache_keeps(&out->cpu[i]))
+				r = hwt_cpus_add(&again, out->cpu[i].cpu);
+		done = !again.n;
+		if (!r && !done && t == HWT_MISALIGNED_SYSTEM_TRIES) {
+			for (unsigned i = 0; i < again.n; i++)
+				hwt__misaligned_slot(out, again.cpu[i])->status = -EAGAIN;
+			r = -EAGAIN;
+		} else if (!r && !done && !(r = hwt_misaligned_probe(&again, o, &re))) {
+			for (unsigned i = 0; i < re.n; i++) {
+				*hwt__misaligned_slot(out, re.cpu[i].cpu) = re.cpu[i];
+				if (re.cpu[i].status)
+					r = -EPERM;
+			}
+			out->wall_ns += re.wall_ns;
+			hwt_misaligned_report_free(&re);
+		}
+		hwt_cpus_free(&again);
+	}
+	hwt__misaligned_summarize(out);
+	return r;
+}
+
 static void *whole_probe(void *arg)
 {
 	struct whole *w = arg;
@@ -407,6 +446,8 @@ static void *whole_probe(void *arg)
 	for (i = 0; !w->r && i < w->out->n; i++)
 		if (w->out->cpu[i].status)
 			w->r = -EPERM;
+	if (!w->r)
+		w->r = probe_again(w->opts, w->out);
 	hwt_cpus_free(&reach);
 	return NULL;
 }
@@ -444,7 +485,7 @@ HWT_API int hwt_misaligned_system_probe(const struct hwt_misaligned_opts *opts,
 	}
 	if (!r)
 		r = system_write_in(o.runtime_dir, o.root, sysfs, &online, out);
-	else if (r != -EPERM || !out->n)
+	else if ((r != -EPERM && r != -EAGAIN) || !out->n)
 		hwt_misaligned_report_free(out);
 	hwt_cpus_free(&online);
 	return r;

@@ -124,7 +124,7 @@ fi
 shipped=$HWTUNE
 tool=${shipped##* }
 HWTUNE="${shipped%hwtune}test-hwtune"
-tap_ok "the shipped tool reads no test seam" sh -c "! grep -q HWTUNE_TEST_FORCE '$tool'"
+tap_ok "the shipped tool reads no test seam" sh -c "! grep -q HWTUNE_TEST_ '$tool'"
 HWTUNE_TEST_FORCE_SIGBUS=1
 export HWTUNE_TEST_FORCE_SIGBUS
 tap_run probe --json
@@ -625,6 +625,19 @@ tap_ok "--system, an online CPU out of reach: exit 1 naming it, nothing written"
 	eval 'status_is 1 && test ! -e "$sysfile" &&
 	      err_has "hwtune probe: --system: cannot run on CPU 4000 (cpuset or offline): " &&
 	      err_has "the system result must cover every online CPU; nothing written"'
+# a CPU whose measurement comes out unknown is probed again; unknown on
+# every try, the call names the CPUs and writes nothing (test-hwtune: the seam)
+HWTUNE="${shipped%hwtune}test-hwtune"
+tap_run_env HWTUNE_TEST_UNKNOWN=1 probe --system
+tap_ok "--system, one measurement unknown: probed again, every online CPU in the file" \
+	eval 'status_is 0 && test "$(grep -c "^cpu " "$sysfile")" -eq "$(echo "$online" | wc -w)"'
+rm -f "$sysfile"
+tap_run_env HWTUNE_TEST_UNKNOWN=100000 probe --system
+tap_ok "--system, unknown on every try: exit 1 naming the CPUs, nothing written" \
+	eval 'status_is 1 && test ! -e "$sysfile" &&
+	      err_has "hwtune probe: --system: no verdict on CPU" &&
+	      err_has " after 3 probes (each preempted or starved until its budget ran out): "'
+HWTUNE=$shipped
 
 # the main job honours HWTUNE_UNALIGNED_VECTOR_SPEED
 tap_run --help

@@ -3,6 +3,7 @@
  * atomic replacement) and the one-call order: system > user cache > probe,
  * over the calling thread's CPUs. */
 #include "harness/harness.h"
+#include "harness/sysfile.h"
 
 #include "misaligned/misaligned.h"
 
@@ -18,80 +19,19 @@
 
 #define DATA "tests/data/ident/"
 
-static char *tmpdir(void)
-{
-	static char bufs[4][64];
-	static unsigned k;
-	char *d = bufs[k++ % 4];
-
-	snprintf(d, 64, "/tmp/hwt-system-test.XXXXXX");
-	ASSERT_TRUE(mkdtemp(d) != NULL);
-	return d;
-}
-
-static void rm_tree(const char *d)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
-	ASSERT_EQ(system(cmd), 0);
-}
-
-static void need_root(void)
-{
-	if (geteuid() != 0)
-		SKIP("the system file is trusted only when root owns it: run as root");
-}
-
-/* A report of these CPUs, all with speed s (synthetic verdicts). */
-static void make_report(struct hwt_misaligned_report *r, const struct hwt_cpus *set, int s)
-{
-	memset(r, 0, sizeof(*r));
-	r->cpu = calloc(set->n, sizeof(*r->cpu));
-	ASSERT_TRUE(r->cpu != NULL);
-	r->n = set->n;
-	for (unsigned i = 0; i < set->n; i++) {
-		r->cpu[i].cpu = set->cpu[i];
-		r->cpu[i].speed = s;
-		r->cpu[i].ratio_x100 = 100u + (unsigned)set->cpu[i];
-		r->cpu[i].word_ns = 142;
-		r->cpu[i].byte_ns = 975;
-		r->cpu[i].samples = 40;
-		r->cpu[i].reps = 1;
-		/* the files keep only CPUs whose vector results are known */
-		r->cpu[i].vector.speed = HWT_MISALIGNED_FAST;
-		r->cpu[i].vector.ratio_x100 = 900;
-		r->cpu[i].avx2.speed = HWT_MISALIGNED_UNSUPPORTED;
-		r->cpu[i].avx2.notes = HWT_MISALIGNED_NOTE_NO_UNIT;
-		r->cpu[i].avx512 = r->cpu[i].avx2;
-	}
-	r->summary = hwt_misaligned_summary(r->cpu, r->n);
-}
-
-static void cpus(struct hwt_cpus *set, const char *list)
-{
-	*set = (struct hwt_cpus)HWT_CPUS_INIT;
-	ASSERT_OK(hwt_cpus_parse(list, set));
-}
-
-static void path_in(char *buf, size_t len, const char *dir)
-{
-	ASSERT_OK(hwt__system_path(dir, false, buf, len));
-}
-
 TEST(system_round_trip)
 {
 	struct hwt_misaligned_report r, back;
 	struct hwt_cpus set;
-	char *d = tmpdir(), path[512];
+	char *d = sf_tmpdir(), path[512];
 	struct stat st;
 
-	need_root();
-	cpus(&set, "0-1,5");
-	make_report(&r, &set, HWT_MISALIGNED_FAST);
+	sf_need_root();
+	sf_cpus(&set, "0-1,5");
+	sf_report(&r, &set, HWT_MISALIGNED_FAST);
 	r.cpu[1].speed = HWT_MISALIGNED_SLOW;
 	ASSERT_OK(hwt_misaligned_system_write(d, &r));
-	path_in(path, sizeof(path), d);
+	sf_path_in(path, sizeof(path), d);
 	ASSERT_EQ(lstat(path, &st), 0);
 	ASSERT_TRUE(S_ISREG(st.st_mode));
 	ASSERT_EQ(st.st_mode & 07777, 0644);
@@ -126,7 +66,7 @@ TEST(system_round_trip)
 	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
 	hwt_misaligned_report_free(&r);
 	hwt_cpus_free(&set);
-	rm_tree(d);
+	sf_rm_tree(d);
 }
 
 TEST(system_key_follows_the_tree)
@@ -155,8 +95,8 @@ static int store_load(const char *path, const struct hwt__cache_key *k,
 	unsigned n;
 	int ret;
 
-	cpus(&set, "0-3");
-	make_report(&r, &set, HWT_MISALIGNED_FAST);
+	sf_cpus(&set, "0-3");
+	sf_report(&r, &set, HWT_MISALIGNED_FAST);
 	ASSERT_OK(hwt__system_store(path, k, r.cpu, r.n));
 	ret = hwt__system_load(path, want, geteuid(), &e, &n);
 	if (ret == 0) {
@@ -182,11 +122,11 @@ TEST(system_file_rejections)
 {
 	struct hwt__cache_key k, other;
 	struct hwt_misaligned_cpu *e;
-	char *d = tmpdir(), path[512], link[600];
+	char *d = sf_tmpdir(), path[512], link[600];
 	unsigned n;
 
 	ASSERT_OK(hwt__system_key(NULL, &k));
-	path_in(path, sizeof(path), d);
+	sf_path_in(path, sizeof(path), d);
 	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENOENT);
 	ASSERT_OK(store_load(path, &k, &k));
 
@@ -244,7 +184,7 @@ TEST(system_file_rejections)
 	ASSERT_EQ(mkfifo(path, 0644), 0);
 	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ENXIO);
 	ASSERT_TRUE(e == NULL && n == 0);
-	rm_tree(d);
+	sf_rm_tree(d);
 }
 
 TEST(system_runtime_dir_from_environment)
@@ -276,9 +216,9 @@ static void *writer(void *arg)
 	struct hwt_misaligned_report a, b;
 	struct hwt_cpus set;
 
-	cpus(&set, "0-255");
-	make_report(&a, &set, HWT_MISALIGNED_FAST);
-	make_report(&b, &set, HWT_MISALIGNED_SLOW);
+	sf_cpus(&set, "0-255");
+	sf_report(&a, &set, HWT_MISALIGNED_FAST);
+	sf_report(&b, &set, HWT_MISALIGNED_SLOW);
 	for (int i = 0; i < x->rounds; i++) {
 		const struct hwt_misaligned_report *r = i % 2 ? &b : &a;
 
@@ -294,11 +234,11 @@ static void *writer(void *arg)
 TEST_TIMEOUT(system_file_is_replaced_atomically, 60)
 {
 	struct race x = { .rounds = 400 };
-	char *d = tmpdir(), path[512];
+	char *d = sf_tmpdir(), path[512];
 	unsigned reads = 0, whole = 0;
 	pthread_t t;
 
-	path_in(path, sizeof(path), d);
+	sf_path_in(path, sizeof(path), d);
 	x.path = path;
 	ASSERT_OK(hwt__system_key(NULL, &x.k));
 	ASSERT_EQ(pthread_create(&t, NULL, writer, &x), 0);
@@ -321,7 +261,7 @@ TEST_TIMEOUT(system_file_is_replaced_atomically, 60)
 	ASSERT_EQ(pthread_join(t, NULL), 0);
 	TLOG("%u reads, %u whole files while %d writes", reads, whole, x.rounds);
 	ASSERT_GT(whole, 0);
-	rm_tree(d);
+	sf_rm_tree(d);
 }
 
 /* --- the one-call order ---------------------------------------------------- */
@@ -334,8 +274,8 @@ struct env {
 
 static void env_setup(struct env *v)
 {
-	v->run = tmpdir();
-	v->cache = tmpdir();
+	v->run = sf_tmpdir();
+	v->cache = sf_tmpdir();
 	setenv("HWTUNE_RUNTIME_DIR", v->run, 1);
 	setenv("XDG_CACHE_HOME", v->cache, 1);
 	unsetenv("HWTUNE_UNALIGNED_SCALAR_SPEED");
@@ -346,8 +286,8 @@ static void env_setup(struct env *v)
 
 static void env_teardown(struct env *v)
 {
-	rm_tree(v->run);
-	rm_tree(v->cache);
+	sf_rm_tree(v->run);
+	sf_rm_tree(v->cache);
 	hwt_cpus_free(&v->allowed);
 }
 
@@ -357,7 +297,7 @@ static void write_user_cache(struct env *v, int speed)
 	struct hwt_misaligned_report r;
 
 	ASSERT_OK(hwt__cache_key_current(&k));
-	make_report(&r, &v->allowed, speed);
+	sf_report(&r, &v->allowed, speed);
 	ASSERT_OK(hwt__cache_store(v->cache_path, &k, r.cpu, r.n));
 	hwt_misaligned_report_free(&r);
 }
@@ -366,7 +306,7 @@ static void write_system(const struct hwt_cpus *set, int speed)
 {
 	struct hwt_misaligned_report r;
 
-	make_report(&r, set, speed);
+	sf_report(&r, set, speed);
 	ASSERT_OK(hwt_misaligned_system_write(NULL, &r));
 	hwt_misaligned_report_free(&r);
 }
@@ -378,7 +318,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	struct env v;
 	char sys[512];
 
-	need_root();
+	sf_need_root();
 	env_setup(&v);
 	/* markers no probe here gives: the cache says SLOW, the system UNSUPPORTED */
 	write_user_cache(&v, HWT_MISALIGNED_SLOW);
@@ -394,7 +334,7 @@ TEST_TIMEOUT(one_call_order_system_then_cache_then_probe, 30)
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_UNSUPPORTED);
 
 	/* a system file we must not trust: the user cache answers */
-	path_in(sys, sizeof(sys), v.run);
+	sf_path_in(sys, sizeof(sys), v.run);
 	ASSERT_EQ(chmod(sys, 0666), 0);
 	ASSERT_OK(hwt_misaligned_self(&o, &r));
 	ASSERT_EQ(r.system_status, -EACCES);
@@ -441,7 +381,7 @@ static void pin(const char *list)
 	struct hwt_cpus set;
 	cpu_set_t m;
 
-	cpus(&set, list);
+	sf_cpus(&set, list);
 	CPU_ZERO(&m);
 	for (unsigned i = 0; i < set.n; i++)
 		CPU_SET(set.cpu[i], &m);
@@ -455,14 +395,14 @@ TEST_TIMEOUT(speed_answers_for_the_threads_own_cpus, 30)
 	struct env v;
 	char a[16], b[16], ab[32], sys[512];
 
-	need_root();
+	sf_need_root();
 	env_setup(&v);
 	if (v.allowed.n < 2)
 		SKIP("needs 2 allowed CPUs, have %u", v.allowed.n);
 	snprintf(a, sizeof(a), "%d", v.allowed.cpu[0]);
 	snprintf(b, sizeof(b), "%d", v.allowed.cpu[1]);
 	snprintf(ab, sizeof(ab), "%d,%d", v.allowed.cpu[0], v.allowed.cpu[1]);
-	make_report(&r, &v.allowed, HWT_MISALIGNED_FAST);
+	sf_report(&r, &v.allowed, HWT_MISALIGNED_FAST);
 	r.cpu[1].speed = HWT_MISALIGNED_EMULATED; /* a big.LITTLE-like mix */
 	ASSERT_OK(hwt_misaligned_system_write(NULL, &r));
 	hwt_misaligned_report_free(&r);
@@ -478,7 +418,7 @@ TEST_TIMEOUT(speed_answers_for_the_threads_own_cpus, 30)
 	pin(ab);
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_UNKNOWN);
 	/* remembered per process: the file's removal changes nothing now */
-	path_in(sys, sizeof(sys), v.run);
+	sf_path_in(sys, sizeof(sys), v.run);
 	ASSERT_EQ(unlink(sys), 0);
 	pin(a);
 	ASSERT_EQ(hwt_misaligned_speed(), HWT_MISALIGNED_FAST);
@@ -489,14 +429,14 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 {
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_misaligned_report r, back;
-	char *d = tmpdir(), path[512];
+	char *d = sf_tmpdir(), path[512];
 	struct stat st;
 
 	o.runtime_dir = d;
 	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
 	ASSERT_EQ(r.source, HWT_MISALIGNED_MEASURED);
 	ASSERT_TRUE(r.cache_off);
-	path_in(path, sizeof(path), d);
+	sf_path_in(path, sizeof(path), d);
 	ASSERT_EQ(stat(path, &st), 0);
 	ASSERT_EQ(st.st_mode & 07777, 0644);
 	if (geteuid() == 0) {
@@ -513,14 +453,68 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 	o.vector_override_speed = 0;
 	o.flags = HWT_MISALIGNED_NO_VECTOR;
 	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EINVAL);
-	rm_tree(d);
+	sf_rm_tree(d);
+}
+
+/* A CPU whose measurement came out unknown is measured again: the file
+ * must hold every online CPU, and its summary be the one reported (the
+ * file left an unknown CPU out, and read back "fast" for a report that
+ * said "unknown"). */
+TEST_TIMEOUT(system_probe_measures_an_unknown_cpu_again, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r, back;
+	char *d = sf_tmpdir();
+
+	sf_need_root();
+	o.runtime_dir = d;
+	hwt__misaligned_test_unknown(1);
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	hwt__misaligned_test_unknown(0);
+	for (unsigned i = 0; i < r.n; i++)
+		ASSERT_TRUE(r.cpu[i].speed != HWT_MISALIGNED_UNKNOWN);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_EQ(back.n, r.n);
+	ASSERT_EQ(back.summary, r.summary);
+	hwt_misaligned_report_free(&back);
+	hwt_misaligned_report_free(&r);
+	sf_rm_tree(d);
+}
+
+/* Unknown on every try: -EAGAIN, those CPUs named by status, and the good
+ * file stays as it was; a report with an unknown CPU is not written either. */
+TEST_TIMEOUT(system_probe_writes_nothing_while_a_cpu_stays_unknown, 30)
+{
+	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_report r, back;
+	char *d = sf_tmpdir();
+
+	sf_need_root();
+	o.runtime_dir = d;
+	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
+	hwt__misaligned_test_unknown(1000);
+	ASSERT_EQ(hwt_misaligned_system_write(d, &(struct hwt_misaligned_report){ 0 }), -EINVAL);
+	r.cpu[0].speed = HWT_MISALIGNED_UNKNOWN;
+	ASSERT_EQ(hwt_misaligned_system_write(d, &r), -EINVAL);
+	hwt_misaligned_report_free(&r);
+	ASSERT_EQ(hwt_misaligned_system_probe(&o, &r), -EAGAIN);
+	hwt__misaligned_test_unknown(0);
+	ASSERT_TRUE(r.n > 0);
+	for (unsigned i = 0; i < r.n; i++)
+		ASSERT_EQ(r.cpu[i].status, -EAGAIN);
+	ASSERT_EQ(r.summary, HWT_MISALIGNED_UNKNOWN);
+	hwt_misaligned_report_free(&r);
+	ASSERT_OK(hwt_misaligned_system_read(d, NULL, &back));
+	ASSERT_TRUE(back.summary != HWT_MISALIGNED_UNKNOWN);
+	hwt_misaligned_report_free(&back);
+	sf_rm_tree(d);
 }
 
 TEST_TIMEOUT(system_folder_is_readable_whatever_the_umask, 30)
 {
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_misaligned_report r;
-	char *d = tmpdir(), sub[512];
+	char *d = sf_tmpdir(), sub[512];
 	struct stat st;
 	mode_t old;
 
@@ -532,7 +526,7 @@ TEST_TIMEOUT(system_folder_is_readable_whatever_the_umask, 30)
 	hwt_misaligned_report_free(&r);
 	ASSERT_EQ(stat(sub, &st), 0);
 	ASSERT_EQ(st.st_mode & 07777, 0755);
-	rm_tree(d);
+	sf_rm_tree(d);
 }
 
 TEST(system_key_does_not_depend_on_the_callers_cpu)
@@ -558,7 +552,7 @@ TEST_TIMEOUT(system_probe_covers_every_online_cpu_when_pinned, 60)
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_cpus online = HWT_CPUS_INIT, after = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r, back;
-	char *d = tmpdir(), one[16];
+	char *d = sf_tmpdir(), one[16];
 
 	ASSERT_OK(hwt_cpu_online(NULL, &online));
 	if (online.n < 2)
@@ -585,7 +579,7 @@ TEST_TIMEOUT(system_probe_covers_every_online_cpu_when_pinned, 60)
 	hwt_misaligned_report_free(&r);
 	hwt_cpus_free(&online);
 	hwt_cpus_free(&after);
-	rm_tree(d);
+	sf_rm_tree(d);
 }
 
 /* An online CPU that cannot be reached (a fake online list naming CPU 4000):
@@ -595,7 +589,7 @@ TEST_TIMEOUT(system_probe_refuses_an_online_cpu_out_of_reach, 30)
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_cpus allowed = HWT_CPUS_INIT;
 	struct hwt_misaligned_report r;
-	char *d = tmpdir(), *run = tmpdir(), file[512], list[512];
+	char *d = sf_tmpdir(), *run = sf_tmpdir(), file[512], list[512];
 	struct stat st;
 	FILE *f;
 
@@ -614,12 +608,12 @@ TEST_TIMEOUT(system_probe_refuses_an_online_cpu_out_of_reach, 30)
 	ASSERT_EQ(r.cpu[1].cpu, 4000);
 	ASSERT_TRUE(r.cpu[1].status < 0);
 	hwt_misaligned_report_free(&r);
-	path_in(list, sizeof(list), run);
+	sf_path_in(list, sizeof(list), run);
 	ASSERT_EQ(stat(list, &st), -1); /* nothing written */
 	ASSERT_EQ(errno, ENOENT);
 	hwt_cpus_free(&allowed);
-	rm_tree(d);
-	rm_tree(run);
+	sf_rm_tree(d);
+	sf_rm_tree(run);
 }
 
 /* The runtime folder itself a symlink: neither read through nor written
@@ -630,27 +624,27 @@ TEST_TIMEOUT(system_folder_that_is_a_symlink_is_refused, 30)
 	struct hwt__cache_key k;
 	struct hwt_misaligned_cpu *e;
 	struct hwt_cpus set;
-	char *d = tmpdir(), *target = tmpdir(), link[512], path[512], real[512];
+	char *d = sf_tmpdir(), *target = sf_tmpdir(), link[512], path[512], real[512];
 	unsigned n;
 
-	need_root();
+	sf_need_root();
 	snprintf(link, sizeof(link), "%s/run", d);
 	ASSERT_EQ(symlink(target, link), 0);
-	cpus(&set, "0-1");
-	make_report(&r, &set, HWT_MISALIGNED_FAST);
+	sf_cpus(&set, "0-1");
+	sf_report(&r, &set, HWT_MISALIGNED_FAST);
 	ASSERT_EQ(hwt_misaligned_system_write(link, &r), -ELOOP);
-	path_in(real, sizeof(real), target);
+	sf_path_in(real, sizeof(real), target);
 	ASSERT_TRUE(access(real, F_OK) != 0); /* nothing in the link's target */
 	/* a good file in the target is not read through the link */
 	ASSERT_OK(hwt_misaligned_system_write(target, &r));
 	ASSERT_EQ(hwt_misaligned_system_read(link, NULL, &back), -ELOOP);
 	ASSERT_OK(hwt__system_key(NULL, &k));
-	path_in(path, sizeof(path), link);
+	sf_path_in(path, sizeof(path), link);
 	ASSERT_EQ(hwt__system_load(path, &k, geteuid(), &e, &n), -ELOOP);
 	ASSERT_OK(hwt_misaligned_system_read(target, NULL, &back));
 	hwt_misaligned_report_free(&back);
 	hwt_misaligned_report_free(&r);
 	hwt_cpus_free(&set);
-	rm_tree(d);
-	rm_tree(target);
+	sf_rm_tree(d);
+	sf_rm_tree(target);
 }

@@ -278,8 +278,9 @@ static void system_path(char *buf, size_t len, const struct hwt_misaligned_opts 
 	snprintf(buf, len, "%s/misaligned-%s.result", dir, u.machine);
 }
 
-/* --system refused: the online CPUs it could not run on, named (frees r). */
-static bool system_unreached(struct hwt_misaligned_report *r)
+/* --system refused (err): the online CPUs it could not run on (-EPERM) or
+ * could not classify (-EAGAIN), named (frees r). */
+static bool system_refused(struct hwt_misaligned_report *r, int err)
 {
 	struct hwt_cpus miss = HWT_CPUS_INIT;
 	char list[256];
@@ -290,9 +291,16 @@ static bool system_unreached(struct hwt_misaligned_report *r)
 	if (miss.n) {
 		if (hwt_cpus_format(&miss, list, sizeof(list)) >= (int)sizeof(list))
 			snprintf(list + sizeof(list) - 4, 4, "...");
-		cli_cmd_error("probe", "--system: cannot run on CPU%s %s (cpuset or offline): the "
-			      "system result must cover every online CPU; nothing written",
-			      miss.n == 1 ? "" : "s", list);
+		if (err == -EAGAIN)
+			cli_cmd_error("probe", "--system: no verdict on CPU%s %s after %d probes (each "
+				      "preempted or starved until its budget ran out): the system result "
+				      "must cover every online CPU; nothing written (run it again, or "
+				      "with a larger --budget-ms)", miss.n == 1 ? "" : "s", list,
+				      HWT_MISALIGNED_SYSTEM_TRIES);
+		else
+			cli_cmd_error("probe", "--system: cannot run on CPU%s %s (cpuset or offline): "
+				      "the system result must cover every online CPU; nothing written",
+				      miss.n == 1 ? "" : "s", list);
 		hwt_misaligned_report_free(r);
 	}
 	hwt_cpus_free(&miss);
@@ -308,7 +316,7 @@ int probe_run(struct cli_args *a)
 	if (a->system) {
 		a->probe.root = probe_root();
 		ret = hwt_misaligned_system_probe(&a->probe, &r);
-		if (ret < 0 && r.n && system_unreached(&r))
+		if (ret < 0 && r.n && system_refused(&r, ret))
 			return 1;
 		if (ret < 0 && r.n) { /* measured, only the write failed */
 			wret = ret;
