@@ -159,7 +159,11 @@ def suites(boot, lines):
         if m:
             summary = [int(x) for x in m.groups()]
         elif re.match(r"(not )?ok ", line):
-            print(re.sub(r" - vm/", " - vm-aarch64/%s/" % boot, line, count=1))
+            line = re.sub(r" - vm/", " - vm-aarch64/%s/" % boot, line, count=1)
+            print(line)
+            if line.startswith("not ok "):
+                with open(counts_file + ".failed", "a") as f:
+                    f.write(line + "\n")
         elif line.startswith("#"):
             print(line)
     if summary is None:
