@@ -73,12 +73,36 @@
  *                  its sync's (must be caught: the change test is only as
  *                  good as the slot it reads)
  *
+ * SPROD (a private producer word; the section never loads PROD, which the
+ * device polls):
+ *   SPROD=1        per CPU queue q a private word SP[q] beside PROD[q].
+ *                  Section 1 (rseq on CPU q) reads SP, checks room, writes
+ *                  the entries and commits with one store SP[q] = SP + k
+ *                  (the call counts as issued there).  Then the publish:
+ *                  2a on CPU q, a second section: read SP[q] -> V, commit
+ *                  PROD[q] = V (an abort starts the publish again, on any
+ *                  CPU); 2b migrated off q: a remote CAS-max raising PROD[q]
+ *                  to the call's end E unless REACHED(PROD[q], E), one
+ *                  atomic step.  The space wait outside the section watches
+ *                  CONS and SP.  With WRP|IDX positions this is WRONG: once
+ *                  other producers' publishes moved PROD a half lap (N) or
+ *                  more past E, the mod-M compare says "not yet" and the
+ *                  CAS stores E, behind PROD (P2_prod_forward; 3 threads,
+ *                  one call each, q2)
+ *   SPROD=2        SPROD=1 without 2b: a migrated thread publishes with 2a
+ *                  once it runs on CPU q again (pinned there)
+ *   BROKEN_REMOTE_STORE     SPROD=1, 2b a plain store PROD[q] = E
+ *   BROKEN_NO_REMOTE        SPROD=1, a migrated thread skips 2b
+ *   BROKEN_PUBLISH_OUTSIDE  the local publish reads SP and stores PROD as two
+ *                  plain steps, outside any section
+ *
  * Properties (a hidden bit named after each):
  *   P1 a producer never writes a slot the device has not consumed
  *   P2 exactly once, in per-producer order per queue: fetched slots hold a
  *      written entry; a producer's sequence numbers strictly rise on each
  *      queue; no sequence number executes twice; at the end every issued
  *      entry was executed
+ *      SPROD: PROD never moves backwards (P2_prod_forward)
  *   P3 hwt_cmdq_issue(sync=true) returns when everything its thread issued
  *      on that queue has executed; hwt_cmdq_sync() when everything its
  *      thread issued, on every queue, has; a CONS wait ends only when CONS
@@ -119,6 +143,15 @@
 #endif
 #ifndef MAXAB
 #define MAXAB 2
+#endif
+#ifndef SPROD
+#define SPROD 0
+#endif
+#if (BROKEN_REMOTE_STORE || BROKEN_NO_REMOTE) && SPROD != 1
+#error "BROKEN_REMOTE_STORE and BROKEN_NO_REMOTE break SPROD=1's remote publish"
+#endif
+#if BROKEN_PUBLISH_OUTSIDE && !SPROD
+#error "BROKEN_PUBLISH_OUTSIDE is an SPROD variant"
 #endif
 
 #if (BROKEN_SLOT || SLOT_CHANGED) && !MSI
@@ -168,9 +201,18 @@ byte msiword[NT];          /* per-thread MSI target (MSIDATA = sync's seq) */
 byte insec[NQ] = NONE;  /* the thread inside an rseq section on CPU c (ghost-like:
                          * the scheduler's fact that a CPU runs one thread) */
 byte dcons[NQ];         /* the device's own cons per queue */
+#if SPROD
+byte SP[NQ];            /* SPROD: the private producer word of CPU q ("sprod"),
+                         * in a line only the producers touch; PROD[q] is the
+                         * device's */
+#endif
 
 /* --- ghosts (never read by the protocol) --------------------------------- */
 byte PROD_abs[NQ], CONS_abs[NQ], dabs[NQ];   /* positions without wrapping */
+#if SPROD
+byte SP_abs[NQ];
+hidden byte P2_prod_forward;
+#endif
 byte lastexec[NT * NQ], execq[NT * NQ], issq[NT * NQ];
 short seen[NT];         /* sequence numbers executed, one bit each */
 byte done_src[NT];      /* queue * 64 + position of the sync whose MSI wrote msiword[] */
@@ -205,6 +247,13 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
 	:: atomic { ABORT_OK -> ABORT_CNT; insec[c] = NONE }; goto abort \
 	fi
 
+/* The same, aborting to label lbl (SPROD's publish section). */
+#define SEC_TO(lbl, body) \
+	if \
+	:: atomic { body } \
+	:: atomic { ABORT_OK -> ABORT_CNT; insec[c] = NONE }; goto lbl \
+	fi
+
 /*
  * rseq start on CPU cpu: read cpu_id (this is where a thread migrates),
  * then PROD and the cached cons of that CPU's queue (per-CPU words that only
@@ -213,9 +262,18 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
  * so a section starts only on a CPU with no section in progress; the
  * preempted thread's later steps would all have been its abort.
  */
+#if SPROD
+/* SPROD: the section reads the private SP, never the device-polled PROD */
+#define START(cpu) \
+	atomic { insec[cpu] == NONE -> c = cpu; q = cpu; insec[cpu] = p; \
+		pr = SP[q]; pr_abs = SP_abs[q]; cc = ccons[q] }
+#define PRODW(wq) SP[wq]        /* the producers' word of queue wq */
+#else
 #define START(cpu) \
 	atomic { insec[cpu] == NONE -> c = cpu; q = cpu; insec[cpu] = p; \
 		pr = PROD[q]; pr_abs = PROD_abs[q]; cc = ccons[q] }
+#define PRODW(wq) PROD[wq]
+#endif
 
 /* One entry, one store (P1: the slot is free). */
 #define WRITE_ENTRY \
@@ -232,8 +290,21 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
 
 /* The commit store: PROD (R_PROD, the doorbell).  The ghosts count the
  * call as issued here. */
+#if SPROD
+/* SPROD: the commit stores SP; the entries are in (issued), not yet
+ * visible to the device */
+#define PUBLISH \
+	SP[q] = (pr + k) % M; SP_abs[q] = pr_abs + k; issq[PQ(p, q)] = issq[PQ(p, q)] + k
+#else
 #define PUBLISH \
 	PROD[q] = (pr + k) % M; PROD_abs[q] = pr_abs + k; issq[PQ(p, q)] = issq[PQ(p, q)] + k
+#endif
+
+/* SPROD: a store of PROD[wq] = v (ghost va); PROD never moves backwards */
+#define STORE_PROD(wq, v, va) \
+	P2_prod_forward = ((va) >= PROD_abs[wq]); \
+	assert(P2_prod_forward); \
+	PROD[wq] = (v); PROD_abs[wq] = (va)
 
 #define ALL_DONE(p, q) (execq[PQ(p, q)] == issq[PQ(p, q)])
 
@@ -303,7 +374,7 @@ restart:
 				 * to the value we read, laps later (the queue was
 				 * emptied and refilled by others meanwhile) */
 				insec[c] = NONE;
-				WAIT(CONS[q] != hw || PROD[q] != pr);
+				WAIT(CONS[q] != hw || PRODW(q) != pr);
 				goto abort
 			fi
 		fi;
@@ -354,6 +425,51 @@ committed:
 #endif
 			base = base + k
 		};
+#if SPROD
+		/*
+		 * SPROD, step 2: publish, so that PROD[q] is at or past our end
+		 * E = recp[q] (ghost reca[q]).  The thread is on CPU q (2a) or,
+		 * migrated, on the other one (2b): the model's pick.
+		 */
+publish:
+		if
+#if BROKEN_PUBLISH_OUTSIDE
+		:: atomic { hw = SP[q]; hw_abs = SP_abs[q] };  /* broken: two plain steps */
+			atomic { STORE_PROD(q, hw, hw_abs) }
+#else
+		:: atomic { insec[q] == NONE -> c = q; insec[q] = p };  /* 2a: on CPU q */
+			SEC_TO(pubabort, hw = SP[q]; hw_abs = SP_abs[q]);
+			SEC_TO(pubabort, STORE_PROD(q, hw, hw_abs); insec[c] = NONE)  /* commit */
+#endif
+#if SPROD == 1
+		:: /* 2b: on the other CPU, outside any section */
+#if BROKEN_NO_REMOTE
+			skip            /* broken: leave it to the producers of CPU q */
+#elif BROKEN_REMOTE_STORE
+			atomic { STORE_PROD(q, recp[q], reca[q]) }  /* broken: a plain store */
+#else
+			/* CAS-max: the loop's successful step (a failed try changes
+			 * nothing): raise PROD[q] to E unless it is at or past E */
+			atomic {
+				if
+				:: !REACHED(PROD[q], recp[q]) -> STORE_PROD(q, recp[q], reca[q])
+				:: else
+				fi
+			}
+#endif
+#endif  /* SPROD == 2: no 2b, the thread publishes on CPU q (pinned there) */
+		fi;
+		goto published;
+pubabort:
+		/* the publish section's abort handler: publish again, on
+		 * whatever CPU we are now */
+		skip;
+		d_step { c = 0; hw = 0; hw_abs = 0 };
+		goto publish;
+published:
+		skip;
+		d_step { c = 0; hw = 0; hw_abs = 0 };
+#endif
 
 		/* hwt_cmdq_issue(sync=true) and hwt_cmdq_sync(): our CMD_SYNC */
 		if

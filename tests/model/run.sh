@@ -60,6 +60,12 @@ percpu q2 p2 msi, thread 0 sync with an empty record, thread 1 issue+sync twice|
 percpu q4 p2 msi into the sync slot, waiter waits for a change, 2 commands per issue|-DSHIFT=2 -DNCMD=2 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 percpu q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 live percpu q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DLIVE=1 -DMAXAB=1 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu sprod pinned publish q2 p3 msi, one call each|-DSPROD=2 -DNT=3 -DMSI=1 -DCALLS0=1 -DNCALLS=1|clean|percpu.pml
+live percpu sprod q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DSPROD=1 -DLIVE=1 -DMAXAB=1 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu sprod q2 p2 cons, thread 0 issue then sync, thread 1 issue+sync (waiter lapped)|-DSPROD=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu sprod q4 p2 msi, thread 0 issue then sync, thread 1 issue+sync|-DSPROD=1 -DSHIFT=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu sprod q2 p2 msi into the sync slot, waiter waits for a change (lapped)|-DSPROD=1 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
+percpu sprod pinned publish q2 p2 msi into the sync slot (lapped)|-DSPROD=2 -DMSI=1 -DSLOT_CHANGED=1 -DCALLS0=2 -DNCALLS=1|clean|percpu.pml
 new q4 p3 msi, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DNP=3 -DNCALLS=1 -DCALLS0=3|clean
 new q4 p2 msi timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=1 -DCALLS0=3 -DTIMEOUTS=1|clean
 new q4 p2 cons timeouts, whole-queue calls, producer 0 3 calls|-DFOLD=1 -DOWNOPT=1 -DNCMD=3 -DMSI=0 -DCALLS0=3 -DTIMEOUTS=1|clean
@@ -121,6 +127,12 @@ broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBR
 broken (x) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
+broken (z1) per-CPU sprod: the remote CAS-max as designed, q2 p3 (PROD a half lap past E)|-DSPROD=1 -DNT=3 -DMSI=1 -DCALLS0=1 -DNCALLS=1|assertion violated P2_prod_forward|percpu.pml
+broken (z2) per-CPU sprod: remote plain store of PROD, q4|-DSPROD=1 -DSHIFT=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_REMOTE_STORE=1|assertion violated P2_prod_forward|percpu.pml
+broken (z3) per-CPU sprod: a migrated thread does not publish, msi|-DSPROD=1 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NO_REMOTE=1|invalid end state|percpu.pml
+broken (z3) per-CPU sprod: a migrated thread does not publish, cons|-DSPROD=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NO_REMOTE=1|assertion violated P3_reached|percpu.pml
+broken (z4) per-CPU sprod: the publish outside a section, q4|-DSPROD=1 -DSHIFT=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_PUBLISH_OUTSIDE=1|assertion violated P2_prod_forward|percpu.pml
+broken (z4) per-CPU sprod: the publish outside a section, pinned, q4|-DSPROD=2 -DSHIFT=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_PUBLISH_OUTSIDE=1|assertion violated P2_prod_forward|percpu.pml
 broken (v) space: the last leaver reads space_evt before its leave CAS|-DBROKEN_EARLY=1|assertion violated P7_no_sleeper_left_behind|space.pml
 broken (w) space: a woken sleeper that cannot fit does not hand on|-DBROKEN_NOHANDON=1|assertion violated P7_no_sleeper_left_behind|space.pml
 broken (y) space: wake-one hand-on, q3, sleepers of k 2, 2, 2, 1|-DN=3 -DNS=4 -DK0=2 -DK1=2 -DK2=2 -DK3=1 -DDEVMAX=1 -DBROKEN_HANDON_ONE=1|assertion violated P7_no_sleeper_left_behind|space.pml
