@@ -464,9 +464,10 @@ TEST_TIMEOUT(system_probe_measures_an_unknown_cpu_again, 30)
 {
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_misaligned_report r, back;
-	char *d = sf_tmpdir();
+	char *d;
 
 	sf_need_root();
+	d = sf_tmpdir();
 	o.runtime_dir = d;
 	hwt__misaligned_test_unknown(1);
 	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
@@ -487,9 +488,10 @@ TEST_TIMEOUT(system_probe_writes_nothing_while_a_cpu_stays_unknown, 30)
 {
 	struct hwt_misaligned_opts o = { .budget_us = 300 };
 	struct hwt_misaligned_report r, back;
-	char *d = sf_tmpdir();
+	char *d;
 
 	sf_need_root();
+	d = sf_tmpdir();
 	o.runtime_dir = d;
 	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
 	hwt__misaligned_test_unknown(1000);
