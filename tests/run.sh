@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Run every test program of a build: tests/run.sh LABEL BUILD_DIR COUNTS [WRAPPER]
 # Prints the TAP of each program prefixed with LABEL/program, appends
-# "passed failed skipped" to COUNTS and each failure to COUNTS.failed.  HWT_TEST_ONLY=prefix limits the programs.
+# "passed failed skipped" to COUNTS and each failure to COUNTS.failed.
+# HWT_TEST_ONLY=prefix limits the programs.
 label=$1 build=$2 counts=$3 wrapper=$4
 pass=0 fail=0 skip=0
 # Programs in BUILD/tests, then the CLI scripts in tests/cli (TAP on stdout),
@@ -28,6 +29,7 @@ for t in "$build"/tests/* tests/cli/*.sh $native; do
 	f=$(grep -c '^not ok ' "$out" | tr -d ' ')
 	p=$((p - s))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		[ -z "$(tail -c 1 "$out")" ] || echo >> "$out" # a last line cut short
 		echo "not ok - $label/$name exited with status $rc" >> "$out"
 		f=1
 	fi

@@ -124,8 +124,6 @@ static void run_window(struct loop *l, unsigned char *dst, const unsigned char *
 	while (hwt__now_ns() < end && l->min.n < MAX_SAMPLES);
 }
 
-/* Each loop alone must reproduce the source (guards against a loop that
- * silently skips its stores). */
 /* hwt__misaligned_test_unknown's count: measurements still to spoil. */
 static _Atomic unsigned test_unknown;
 
@@ -145,6 +143,8 @@ static bool test_unknown_take(void)
 	return n != 0;
 }
 
+/* Each loop alone must reproduce the source (guards against a loop that
+ * silently skips its stores). */
 static bool copies_copy(copy_fn wf, copy_fn bf, unsigned char *dst, const unsigned char *src)
 {
 	copy_fn fns[] = { wf, bf };
