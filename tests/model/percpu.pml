@@ -4,7 +4,7 @@
  * NQ = 2 CPUs, each with its own queue (PROD, CONS, slots); producer threads
  * that insert with a restartable sequence (rseq); one device that serves
  * both queues.  Checked exhaustively with SPIN by
- * tests/model/run.sh; see tests/model/README.md, "The per-CPU model".
+ * tests/model/run.sh; see tests/model/percpu.md.
  *
  * The rseq path, as modelled:
  * - A call starts its critical section on a CPU the model picks: this is
@@ -54,7 +54,7 @@
  * even threads (thread 0: CALLS0 calls) make all but their last call
  * hwt_cmdq_issue(NCMD, sync=false), and the last one hwt_cmdq_sync().
  *
- * Broken variants, each must make SPIN report an error (README.md):
+ * Broken variants, each must make SPIN report an error (percpu.md):
  *   BROKEN_COMMIT  the commit is not last: PROD is stored before the last
  *                  entry is written (the section still ends after it)
  *   BROKEN_LOCAL   hwt_cmdq_sync() syncs only the queue of the CPU it runs
