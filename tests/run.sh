@@ -36,10 +36,10 @@ for t in "$build"/tests/* tests/cli/*.sh $native; do
 	sed -e "s%^\(not ok\|ok\) \([0-9]*\) - %\1 \2 - $label/$name: %" "$out" > "$out.tap"
 	cat "$out.tap"
 	# Each failure with what its test printed just before it (up to 6 lines)
-	# and the harness's reason after it.
+	# and the harness's reason, the one "# " line after it.
 	awk '/^not ok / { for (i = n > 6 ? n - 6 : 0; i < n; i++) print d[i % 6]; print; n = 0; r = 1; next }
 	     /^ok / || /^1\.\./ { n = 0; r = 0; next }
-	     r && /^# / { print; next }
+	     r && /^# / { print; r = 0; next }
 	     { r = 0; d[n++ % 6] = $0 }' "$out.tap" >> "$counts.failed"
 	rm -f "$out" "$out.tap"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))

@@ -49,7 +49,11 @@
  * sees S1.  Without membarrier every step is seq_cst and SB is nothing:
  * then the single total order of seq_cst operations decides.  The rare
  * writes (GERRORN, CR0, stop/pause) stay seq_cst either way; S1 and S3 are
- * seq_cst for them.  Should a membarrier fail later (ENOMEM, a seccomp
+ * seq_cst for them.  Each seq_cst store of these handshakes (S1, the
+ * symmetric R_PROD, R_GERRN, R_CR0, R_QEN, V1) is an exchange,
+ * hwt__dekker_store(): the same xchg on x86_64, and ordered before the
+ * next load where an emulator does not order stlr before ldar (QEMU's TCG
+ * on x86_64 hosts, common/membarrier.h).  Should a membarrier fail later (ENOMEM, a seccomp
  * filter installed after start), the sleeper sleeps 100 us at most.
  * riscv64 kernels before 6.9 lacked the barrier at switch_mm that covers a
  * thread not running: a wake-up can then come late by one sleep, never be
@@ -234,7 +238,7 @@ static inline void hwt__reg_write_prod(struct hwt__smmu_regs *r, uint32_t prod)
 			hwt__reg_wake(r);
 		return;
 	}
-	atomic_store_explicit(&r->prod, prod, memory_order_seq_cst);              /* R_PROD */
+	hwt__dekker_store(&r->prod, prod);                                         /* R_PROD */
 	hwt__reg_ring(r);
 }
 
@@ -279,7 +283,7 @@ static inline uint32_t hwt__reg_read_gerrorn(const struct hwt__smmu_regs *r)
  * the acknowledgement is visible when the device re-fetches it. */
 static inline void hwt__reg_write_gerrorn(struct hwt__smmu_regs *r, uint32_t v)
 {
-	atomic_store_explicit(&r->gerrorn, v, memory_order_seq_cst);             /* R_GERRN */
+	hwt__dekker_store(&r->gerrorn, v);                                        /* R_GERRN */
 	hwt__reg_ring(r);
 }
 
@@ -313,7 +317,7 @@ static inline uint32_t hwt__reg_write_cr0(struct hwt__smmu_regs *r, uint32_t v)
 	seq &= (1u << (32 - HWT__CR0_SEQ_SHIFT)) - 1;
 	seq += !seq;
 	v = seq << HWT__CR0_SEQ_SHIFT | (v & ((1u << HWT__CR0_SEQ_SHIFT) - 1));
-	atomic_store_explicit(&r->cr0, v, memory_order_seq_cst);                 /* R_CR0 */
+	hwt__dekker_store(&r->cr0, v);                                            /* R_CR0 */
 	hwt__reg_ring(r);
 	return v;
 }
@@ -439,7 +443,7 @@ static inline void hwt__reg_q_write_prod(struct hwt__smmu_regs *r, unsigned i, u
 		return;
 	}
 	/* A seq_cst store needs no fence before DB2. */
-	atomic_store_explicit(hwt__reg_q_prod(r, i), prod, memory_order_seq_cst);        /* R_PROD */
+	hwt__dekker_store(hwt__reg_q_prod(r, i), prod);                                  /* R_PROD */
 	hwt__reg_ring(r);                                                                 /* DB2 */
 }
 
@@ -520,7 +524,7 @@ static inline uint32_t hwt__reg_q_write_en(struct hwt__smmu_regs *r, unsigned i,
 	seq &= (1u << (32 - HWT__CR0_SEQ_SHIFT)) - 1;
 	seq += !seq;
 	v = seq << HWT__CR0_SEQ_SHIFT | (v & HWT__Q_EN);
-	atomic_store_explicit(&r->q[i].en, v, memory_order_seq_cst);              /* R_QEN */
+	hwt__dekker_store(&r->q[i].en, v);                                         /* R_QEN */
 	hwt__reg_ring(r);
 	return v;
 }
@@ -579,7 +583,7 @@ static inline void hwt__reg_sev(struct hwt__smmu_regs *r)
 {
 	uint32_t e = atomic_load_explicit(&r->evt, memory_order_relaxed) + 1;
 
-	atomic_store_explicit(&r->evt, e, memory_order_seq_cst);                  /* V1 */
+	hwt__dekker_store(&r->evt, e);                                             /* V1 */
 	if (atomic_load_explicit(&r->evt_sleepers, memory_order_seq_cst))        /* V2 */
 		hwt__futex_wake(&r->evt, INT32_MAX);
 }

@@ -204,7 +204,7 @@ static bool park(struct hwt_smmu_dev *dev)
 			atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
 			return true;
 		}
-		atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst); /* S1 */
+		hwt__dekker_store(&dev->regs.dev_sleeping, 1); /* S1 */
 		sleep = hwt__reg_sleeper_barrier(&dev->regs, SLEEP_NS);                  /* SB */
 		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
 		for (unsigned i = 0; i < dev->nq && en_same; i++)                        /* S3 */
@@ -248,7 +248,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 		}
 		hwt__cpu_relax();
 	}
-	atomic_store_explicit(&dev->regs.dev_sleeping, 1, memory_order_seq_cst);           /* S1 */
+	hwt__dekker_store(&dev->regs.dev_sleeping, 1);                                      /* S1 */
 	max_sleep = hwt__reg_sleeper_barrier(&dev->regs, max_sleep);                       /* SB */
 	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
 	if (!doorbell_any(dev, memory_order_seq_cst, true)) {                              /* S3 */

@@ -138,7 +138,7 @@ static void device(struct lit *l)
 		if (!meet(l, round))
 			break;
 		delay(round % 256);
-		atomic_store_explicit(&r->dev_sleeping, 1, memory_order_seq_cst);   /* S1 */
+		hwt__dekker_store(&r->dev_sleeping, 1);                              /* S1 */
 		p = atomic_load_explicit(&r->prod, memory_order_seq_cst);          /* S3 */
 		while (atomic_load_explicit(&l->pdone, memory_order_acquire) != round) {
 			if (atomic_load_explicit(&l->stop, memory_order_relaxed))

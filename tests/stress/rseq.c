@@ -572,10 +572,14 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 		n = 300; /* sleep at once: this thread only watches the clock */
 		backoff(&n);
 	}
-	for (unsigned i = 0; i < r->nprod; i++)
-		pthread_join(r->prod_th[i], NULL);
+	/* The mover first: it may still be pinning a producer that has ended,
+	 * which is fine (ESRCH) until that producer is joined; after the join
+	 * its pthread_t names freed memory (ASan: a SEGV in
+	 * pthread_setaffinity_np, once in a CI run). */
 	if (storm)
 		pthread_join(mov_th, NULL);
+	for (unsigned i = 0; i < r->nprod; i++)
+		pthread_join(r->prod_th[i], NULL);
 	/* R_DONE: every commit happened before this (the joins). */
 	atomic_store_explicit(&r->prod_done, true, memory_order_release);
 	pthread_join(cons, NULL);
