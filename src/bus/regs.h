@@ -50,11 +50,13 @@
  * then the single total order of seq_cst operations decides.  The rare
  * writes (GERRORN, CR0, stop/pause) stay seq_cst either way; S1 and S3 are
  * seq_cst for them.  Each seq_cst store of these handshakes (S1, the
- * symmetric R_PROD, R_GERRN, R_CR0, R_QEN, V1) is an exchange,
- * hwt__dekker_store(): the same xchg on x86_64, and ordered before the
- * next load where an emulator does not order stlr before ldar (QEMU's TCG
- * on x86_64 hosts, common/membarrier.h).  Should a membarrier fail later (ENOMEM, a seccomp
- * filter installed after start), the sleeper sleeps 100 us at most.
+ * symmetric R_PROD, R_GERRN, R_QGERRN, R_CR0, R_QEN, V1, and the device's
+ * live = 1 against R_CR0) is an exchange, hwt__dekker_store(), and the
+ * other half of each pair is one too or an RMW: the same xchg on x86_64,
+ * and ordered before the next load where an emulator does not order stlr
+ * before ldar (QEMU's TCG on x86_64 hosts, common/membarrier.h).  Should
+ * a membarrier fail later (ENOMEM, a seccomp filter installed after
+ * start), the sleeper sleeps 100 us at most.
  * riscv64 kernels before 6.9 lacked the barrier at switch_mm that covers a
  * thread not running: a wake-up can then come late by one sleep, never be
  * lost for longer.  (On riscv64 gcc emits the release store as a fence and
@@ -415,7 +417,9 @@ static inline _Atomic uint32_t *hwt__reg_q_cons(struct hwt__smmu_regs *r, unsign
  * plain load pass it in the store buffer: DB2 could miss S1 while S3
  * misses the PROD (stress_doorbell_rseq).  The RMW is a locked instruction
  * on x86_64, which drains the store buffer first, and an acquire-release
- * RMW on aarch64, whose load an earlier stlr precedes.  (Not a seq_cst
+ * RMW on aarch64, whose load an earlier stlr precedes (under QEMU's TCG,
+ * which does not order them, its store-exclusive is a locked cmpxchg that
+ * fails if dev_sleeping changed since the load: the same outcome).  (Not a seq_cst
  * fence: TSan builds refuse atomic_thread_fence.)  A producer preempted
  * before this only delays the wake-up: the device's S3 reads every enabled
  * queue's PROD. */
@@ -442,7 +446,7 @@ static inline void hwt__reg_q_write_prod(struct hwt__smmu_regs *r, unsigned i, u
 		hwt__reg_q_doorbell(r);
 		return;
 	}
-	/* A seq_cst store needs no fence before DB2. */
+	/* A seq_cst exchange needs no fence before DB2. */
 	hwt__dekker_store(hwt__reg_q_prod(r, i), prod);                                  /* R_PROD */
 	hwt__reg_ring(r);                                                                 /* DB2 */
 }
@@ -483,13 +487,12 @@ static inline uint32_t hwt__reg_q_read_gerrorn(struct hwt__smmu_regs *r, unsigne
 }
 
 /* Acknowledge queue i's errors (toggle to match its GERROR); the queue
- * resumes at its CONS.  R_QGERRN (seq_cst, so also a release): pairs with
+ * resumes at its CONS.  R_QGERRN (an exchange, so also a release): pairs with
  * the device's A_QGERRN, so an entry rewritten before it is re-fetched as
  * rewritten; seq_cst for the doorbell (S3 reads Q_GERRORN).  Then DB2. */
 static inline void hwt__reg_q_write_gerrorn(struct hwt__smmu_regs *r, unsigned i, uint32_t v)
 {
-	atomic_store_explicit(i ? &r->q[i].gerrorn : &r->gerrorn, v,
-			      memory_order_seq_cst);                              /* R_QGERRN */
+	hwt__dekker_store(i ? &r->q[i].gerrorn : &r->gerrorn, v);                /* R_QGERRN */
 	hwt__reg_ring(r);
 }
 
@@ -577,8 +580,9 @@ static inline int hwt__reg_q_wait_event(struct hwt__smmu_regs *r, unsigned i, ui
 /* --- device side ------------------------------------------------------- */
 
 /* SEV: V1 then V2, see hwt__reg_wait_event().  Only the device writes EVT
- * (its consumer, or stop after joining it), so V1 is a load and a seq_cst
- * store rather than an RMW. */
+ * (its consumer, or stop after joining it), so V1 is a load and then an
+ * exchange rather than an increment (an exchange for the Dekker pair with
+ * W1, common/membarrier.h). */
 static inline void hwt__reg_sev(struct hwt__smmu_regs *r)
 {
 	uint32_t e = atomic_load_explicit(&r->evt, memory_order_relaxed) + 1;

@@ -38,11 +38,15 @@ static inline bool hwt__membarrier(void)
  * The store of a symmetric Dekker handshake (a seq_cst store that a later
  * seq_cst load of another word must not pass), made as an exchange.  C11
  * and ARMv8 order such a store (stlr) before the load (ldar) as they are,
- * but QEMU's TCG on x86_64 hosts does not: a store-buffering litmus test
- * built for aarch64 saw both loads return the old value in 3,738 of
- * 2,000,000 rounds under qemu-aarch64 7.2 with seq_cst stores, and in none
- * with exchanges (a locked instruction on the host).  On x86_64 it is the
- * xchg that a seq_cst store compiles to anyway.
+ * but QEMU's TCG on x86_64 hosts does not: there stlr is a fence and then
+ * a plain host store, which the next load may pass, while a store-exclusive
+ * or swp is a locked host instruction, which drains the store buffer.  A
+ * store-buffering litmus test built for aarch64 saw both loads return the
+ * old value in 3,738 of 2,000,000 rounds under qemu-aarch64 7.2 with
+ * seq_cst stores, and in none with exchanges; with one side an exchange and
+ * the other a store, still in some: both halves of a pair must be an
+ * exchange or another RMW.  On x86_64 this is the xchg that a seq_cst
+ * store compiles to anyway.
  */
 static inline void hwt__dekker_store(_Atomic uint32_t *p, uint32_t v)
 {

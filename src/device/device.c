@@ -382,8 +382,7 @@ int hwt_smmu_dev_start(struct hwt_smmu_dev *dev)
 	 * and then its unmap of the queue, which takes our lock, sees CMDQEN
 	 * and waits as well.  Queue 0 refused fails the start (-EINVAL); a
 	 * queue i >= 1 refused is acknowledged with EN 0 and the start goes on. */
-	atomic_store_explicit(&dev->regs.live, 1, memory_order_seq_cst); /* pairs with the
-								   * driver's live load */
+	hwt__dekker_store(&dev->regs.live, 1); /* pairs with the driver's live load */
 	err = hwt__dev_cmdq_enable(dev, atomic_load_explicit(&dev->regs.cr0,
 							     memory_order_seq_cst)); /* A_CR0, R_ACK */
 	if (err)

@@ -204,7 +204,7 @@ static bool park(struct hwt_smmu_dev *dev)
 			atomic_store_explicit(&dev->parked, 0, memory_order_seq_cst);
 			return true;
 		}
-		hwt__dekker_store(&dev->regs.dev_sleeping, 1); /* S1 */
+		hwt__dekker_store(&dev->regs.dev_sleeping, 1);                       /* S1 */
 		sleep = hwt__reg_sleeper_barrier(&dev->regs, SLEEP_NS);                  /* SB */
 		db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);          /* S2 */
 		for (unsigned i = 0; i < dev->nq && en_same; i++)                        /* S3 */

@@ -6,7 +6,7 @@
  * litmus test against the device's going-to-sleep steps (bus/regs.h):
  *
  *   producer (CPU 0)                       device (CPU 1)
- *   R_PROD  the section's commit (a plain  S1 store dev_sleeping = 1 (seq_cst)
+ *   R_PROD  the section's commit (a plain  S1 dev_sleeping = 1 (an exchange)
  *           store on x86_64, stlr aarch64) S3 load PROD (seq_cst)
  *   DB2     load dev_sleeping; if set,     (S4 would sleep if S3 saw the old
  *           DB3: db++                          PROD)
