@@ -98,7 +98,6 @@ static uint64_t llq_make(uint32_t prod, uint32_t cons, uint32_t waiters)
 	return (uint64_t)waiters << LLQ_WAITERS_SHIFT | (uint64_t)cons << 32 | prod;
 }
 
-
 /* --- the shadow cons: leaving, refreshing, waiting for it ------------------ */
 
 /*

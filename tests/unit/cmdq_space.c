@@ -71,7 +71,6 @@ static void wait_for(struct hwt_cmdq *q, uint32_t kmin)
 {
 	for (int i = 0; i < 50000; i++) {
 		uint32_t e = atomic_load_explicit(&q->space_evt, memory_order_relaxed) & SPACE_KMIN;
-
 		uint64_t v = atomic_load_explicit(&q->llq, memory_order_relaxed);
 
 		if (kmin ? e && e <= kmin : !!(v & LLQ_WAITERS))

@@ -456,19 +456,27 @@ TEST_TIMEOUT(system_probe_writes_what_it_measured, 30)
 	sf_rm_tree(d);
 }
 
+/* For a system probe as root into a new folder (returned): a short budget. */
+static char *system_probe_opts(struct hwt_misaligned_opts *o)
+{
+	char *d;
+
+	sf_need_root();
+	d = sf_tmpdir();
+	*o = (struct hwt_misaligned_opts){ .budget_us = 300, .runtime_dir = d };
+	return d;
+}
+
 /* A CPU whose measurement came out unknown is measured again: the file
  * must hold every online CPU, and its summary be the one reported (the
  * file left an unknown CPU out, and read back "fast" for a report that
  * said "unknown"). */
 TEST_TIMEOUT(system_probe_measures_an_unknown_cpu_again, 30)
 {
-	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_opts o;
 	struct hwt_misaligned_report r, back;
-	char *d;
+	char *d = system_probe_opts(&o);
 
-	sf_need_root();
-	d = sf_tmpdir();
-	o.runtime_dir = d;
 	hwt__misaligned_test_unknown(1);
 	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
 	hwt__misaligned_test_unknown(0);
@@ -486,13 +494,10 @@ TEST_TIMEOUT(system_probe_measures_an_unknown_cpu_again, 30)
  * file stays as it was; a report with an unknown CPU is not written either. */
 TEST_TIMEOUT(system_probe_writes_nothing_while_a_cpu_stays_unknown, 30)
 {
-	struct hwt_misaligned_opts o = { .budget_us = 300 };
+	struct hwt_misaligned_opts o;
 	struct hwt_misaligned_report r, back;
-	char *d;
+	char *d = system_probe_opts(&o);
 
-	sf_need_root();
-	d = sf_tmpdir();
-	o.runtime_dir = d;
 	ASSERT_OK(hwt_misaligned_system_probe(&o, &r));
 	hwt__misaligned_test_unknown(1000);
 	ASSERT_EQ(hwt_misaligned_system_write(d, &(struct hwt_misaligned_report){ 0 }), -EINVAL);
