@@ -652,7 +652,7 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 	 * CPU each sched_yield of the rig's backoff may give a whole time
 	 * slice away, and 4 of 150 runs beside two busy loops were cut after
 	 * 305,102 to 473,624 of 800,000 entries (every one checked). */
-	if (atomic_load(&r.stop)) {
+	if (atomic_load_explicit(&r.stop, memory_order_relaxed)) { /* after the joins */
 		TLOG("cut by the deadline after %llu of %llu entries", (unsigned long long)r.consumed,
 		     (unsigned long long)r.nprod * r.per_prod);
 		ASSERT_TRUE(r.consumed >= (uint64_t)r.nprod * r.per_prod / 8);
@@ -834,7 +834,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(prod, 77);
 	ASSERT_EQ(atomic_load(&q->prod), 6);
 	/* the device consumed 5, with ERR bits set in CONS: masked off */
-	atomic_store(&q->cons, 5u | 0x7fu << 24);
+	atomic_store_explicit(&q->cons, 5u | 0x7fu << 24, memory_order_relaxed);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents + 2, 7, &cpu, &prod), 0);
 	ASSERT_EQ(g->ccons, 5);
 	ASSERT_EQ(prod, 13); /* WRP set, IDX 5 */
@@ -843,7 +843,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(memcmp(g->slots, ents + 6, 5 * 16), 0);
 	/* full now: 8 in use */
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 1, &cpu, &prod), -EAGAIN);
-	atomic_store(&q->cons, 13u);
+	atomic_store_explicit(&q->cons, 13u, memory_order_relaxed);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 8, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 5); /* wrapped twice: WRP clear again */
 	ASSERT_EQ(memcmp(g->slots + 10, ents, 3 * 16), 0);
@@ -855,7 +855,7 @@ TEST(rseq_contract)
 	/* HWT__RSEQ_K_SYNC_MSI: the last entry's dw1 = its slot's IOVA, the
 	 * others untouched; in one run (slots 5, 6) and at the wrap (slots 7,
 	 * 0, 1: the last in the second run). */
-	atomic_store(&q->cons, 5u);
+	atomic_store_explicit(&q->cons, 5u, memory_order_relaxed);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 2 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 7);
 	ASSERT_EQ(g->slots[10], ents[0]);
@@ -863,7 +863,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(g->slots[12], ents[2]);
 	ASSERT_EQ(g->slots[13], RING_IOVA(here) + 6 * 16);
 	ASSERT_EQ(ents[3], 0x1003); /* the caller's copy untouched */
-	atomic_store(&q->cons, 7u);
+	atomic_store_explicit(&q->cons, 7u, memory_order_relaxed);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 10); /* WRP set, IDX 2 */
 	ASSERT_EQ(g->slots[14], ents[0]);
@@ -883,7 +883,7 @@ TEST(rseq_contract)
 				  unsigned *, uint32_t *);
 	insert_k64 k64 = (insert_k64)(void (*)(void))hwt__rseq_insert;
 
-	atomic_store(&q->cons, 10u);
+	atomic_store_explicit(&q->cons, 10u, memory_order_relaxed);
 	ASSERT_EQ(k64(r.rings, r.nrings, ents, 3ull << 32 | 2, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 12);
 	ASSERT_EQ(memcmp(g->slots + 4, ents, 2 * 16), 0); /* dw1 of the last as written */
