@@ -468,6 +468,7 @@ TEST_TIMEOUT(cache_of_format_2_is_measured_again, 60)
 {
 	struct hwt_misaligned_opts o = { 0 };
 	struct hwt_misaligned_report a, b;
+	enum hwt_misaligned_source want;
 	struct hwt__cache_key k;
 	static char text[1 << 16], old[1 << 16];
 	char path[256];
@@ -495,6 +496,9 @@ TEST_TIMEOUT(cache_of_format_2_is_measured_again, 60)
 	ASSERT_EQ(b.source, HWT_MISALIGNED_MEASURED);
 	for (unsigned i = 0; i < b.n; i++)
 		ASSERT_EQ(b.cpu[i].source, HWT_MISALIGNED_MEASURED);
+	/* the next answer follows what this probe cached, not what a did (a
+	 * CPU unknown in a but known now is cached now) */
+	want = source_after(&b);
 	hwt_misaligned_report_free(&b);
 	f = fopen(path, "r");
 	ASSERT_TRUE(f != NULL);
@@ -503,7 +507,7 @@ TEST_TIMEOUT(cache_of_format_2_is_measured_again, 60)
 	ASSERT_STR_EQ(text, "hwtune-misaligned-cache 3\n");
 	ASSERT_OK(hwt_misaligned_probe(NULL, &o, &b));
 	ASSERT_EQ(b.cache_status, 0);
-	ASSERT_EQ(b.source, source_after(&a));
+	ASSERT_EQ(b.source, want);
 	hwt_misaligned_report_free(&b);
 	hwt_misaligned_report_free(&a);
 	unlink(path);
