@@ -182,33 +182,24 @@ $(BUILD)/tests/$(word 2,$(subst /, ,$(1)))_$(basename $(notdir $(1))): $(BUILD)/
 endef
 $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 
-# tests/stress/rseq.c also links test builds of the rseq section (where the
-# arch has one): hwt__rseq_insert_test counts its restarts, and four mutants
-# the storm must catch: hwt__rseq_insert_broken commits PROD before the
-# entries, hwt__rseq_insert_broken_post leaves the commit out of the section,
-# hwt__rseq_insert_broken_nocpu does not check the CPU inside it,
-# hwt__rseq_insert_broken_msiaddr does not store a CMD_SYNC's MSIADDR.  The
-# library never contains any of them.
+# tests/stress/rseq.c also links test builds of the rseq assembly (where the
+# arch has one; their names: src/arch/rseq_builds.h): rseq-test counts its
+# restarts, and the mutants the storm must catch: rseq-broken commits sprod
+# before the entries, -post leaves the commit out of the section, -nocpu does
+# not check the CPU inside it, -msiaddr does not store a CMD_SYNC's MSIADDR,
+# -pubout publishes outside a section.  The library never contains any of them.
 RSEQ_S := $(wildcard src/arch/$(ARCHDIR)/rseq.S)
+RSEQ_BUILDS := test broken broken-post broken-nocpu broken-msiaddr broken-pubout
+rseq_def_broken := -DHWT_RSEQ_BROKEN_COMMIT
+rseq_def_broken-post := -DHWT_RSEQ_BROKEN_POST
+rseq_def_broken-nocpu := -DHWT_RSEQ_BROKEN_NOCPU
+rseq_def_broken-msiaddr := -DHWT_RSEQ_BROKEN_MSIADDR
+rseq_def_broken-pubout := -DHWT_RSEQ_BROKEN_PUBOUT
 ifneq ($(RSEQ_S),)
-$(BUILD)/obj/tests/rseq-test.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/obj/tests/rseq-%.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -c $< -o $@
-$(BUILD)/obj/tests/rseq-broken.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_COMMIT -c $< -o $@
-$(BUILD)/obj/tests/rseq-broken-post.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_POST -c $< -o $@
-$(BUILD)/obj/tests/rseq-broken-nocpu.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_NOCPU -c $< -o $@
-$(BUILD)/obj/tests/rseq-broken-msiaddr.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST -DHWT_RSEQ_BROKEN_MSIADDR -c $< -o $@
-$(BUILD)/tests/stress_rseq: $(BUILD)/obj/tests/rseq-test.o $(BUILD)/obj/tests/rseq-broken.o \
-	$(BUILD)/obj/tests/rseq-broken-post.o $(BUILD)/obj/tests/rseq-broken-nocpu.o \
-	$(BUILD)/obj/tests/rseq-broken-msiaddr.o
+	$(CC) $(ASFLAGS) -DHWT_RSEQ_TEST $(rseq_def_$*) -c $< -o $@
+$(BUILD)/tests/stress_rseq: $(RSEQ_BUILDS:%=$(BUILD)/obj/tests/rseq-%.o)
 endif
 
 $(HARNESS_OBJ): $(HARNESS_OBJS)

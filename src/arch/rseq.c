@@ -65,6 +65,12 @@ int hwt__rseq_insert(struct hwt__rseq_ring *rings, unsigned nrings, const void *
 	(void)rings, (void)nrings, (void)ents, (void)k, (void)cpu_out, (void)prod_out;
 	return -ENOSYS;
 }
+
+int hwt__rseq_publish(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cpu)
+{
+	(void)rings, (void)nrings, (void)cpu;
+	return -ENOSYS;
+}
 #endif
 
 /*

@@ -138,6 +138,11 @@ struct hwt__cmdq_rec {
 	struct hwt__cmdq_anchor *anchor;  /* the object it belongs to */
 	unsigned nused;                   /* set bits in used */
 	uint64_t used[HWT__NUMQ_MAX / 64];
+	/* The rseq path: queue i holds entries of this thread below prod[i]
+	 * that no publish is known to have covered (the thread moved and
+	 * could not publish from CPU i in time, percpu.c): a sync publishes
+	 * them before it waits there. */
+	uint64_t unpub[HWT__NUMQ_MAX / 64];
 	uint32_t prod[];                  /* nq */
 };
 
@@ -146,6 +151,7 @@ struct hwt__cmdq_mq {
 	struct hwt__rseq_ring *rings;     /* nq, the rseq path's view of the queues */
 	struct hwt__cmdq_anchor *anchor;  /* records find the object through it */
 	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
+	_Atomic unsigned test_moved;      /* tests: insertions left to make "moved" */
 };
 
 /* The record says: queue i holds this thread's entries up to e (set), or
@@ -196,8 +202,14 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 			 const struct hwt_cmdq_cmd *cmds, uint32_t n, bool sync, bool *inserted,
 			 uint64_t *deadline, unsigned *qi);
 /* Wait until queue qi's CONS has reached e (wrap compare and the idle rule,
- * docs section 3).  *deadline: the call's, 0 until its first wait. */
-int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline);
+ * docs section 3), after publishing the thread's entries there if the
+ * record says they may not be (rec->unpub).  *deadline: the call's, 0 until
+ * its first wait. */
+int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
+			   uint64_t *deadline);
+/* Tests: the next n insertions on q's rseq path leave their publish to the
+ * path of a thread that moved (HWT__RSEQ_K_NO_PUBLISH, arch/rseq.h). */
+void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n);
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);

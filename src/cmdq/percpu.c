@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rseq path (docs/percpu-queues.md, sections 2 and 3): where every
+ * The rseq path (docs/percpu-queues.md, sections 2, 3 and 8): where every
  * queue belongs to one CPU (queues == possible CPUs <= NUMQ) and rseq is
  * registered, a call inserts on the queue of the CPU it runs on with
  * hwt__rseq_insert() (src/arch/rseq.h: a restartable sequence whose last
- * instruction is the one store of PROD; no locked instruction, no fence),
- * rings the doorbell, and notes the PROD value in the thread's record
- * (queues.c): plain thread-local stores.
+ * instruction stores the CPU's private sprod, then one that publishes
+ * sprod to PROD; no locked instruction, no fence), rings the doorbell, and
+ * notes its end in the thread's record (queues.c): plain thread-local
+ * stores.  A thread that moved between the two steps publishes from the
+ * old CPU, pinned there for it (publish_on).
  *
  * Completion.  MSI polling (docs section 3): the CMD_SYNC's MSI goes to
  * its own slot, MSIDATA 0, as the kernel's.  The slot is known only inside
@@ -28,7 +30,7 @@
  * (hwt__cmdq_wait_reached).
  *
  * Memory-order labels (acquire A_x pairs with release R_x):
- *   R_PROD (the section's commit, arch/rseq.S) / A_PROD (device)
+ *   R_PROD (the publish's commit, arch/rseq.S) / A_PROD (device)
  *   R_CONS (device) / A_CONS      CONS read in the section, in the space
  *                                 wait and in wait_reached
  *   R_MSI (device) / A_MSI        the device's MSI write of MSIDATA over the
@@ -48,6 +50,7 @@
  *                                 barrier and a plain load (asymmetric)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +77,7 @@ int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 		r[i].shift = q->shift;
 		r[i].ccons = 0; /* CONS after the reset */
 		r[i].iova = q->sub[i]->iova; /* a CMD_SYNC's own slot: its MSI target */
+		r[i].sprod = 0; /* PROD after the reset */
 	}
 	q->mq->rings = r;
 	return 0;
@@ -85,6 +89,83 @@ void hwt__cmdq_rseq_fini(struct hwt_cmdq *q)
 {
 	free(q->mq->rings);
 	q->mq->rings = NULL;
+}
+
+/* --- publishing (docs section 8) ------------------------------------------- */
+
+static bool rec_unpub(const struct hwt__cmdq_rec *rec, unsigned i)
+{
+	return rec->unpub[i / 64] >> (i % 64) & 1;
+}
+
+static void rec_set_unpub(struct hwt__cmdq_rec *rec, unsigned i, bool on)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	rec->unpub[i / 64] = on ? rec->unpub[i / 64] | bit : rec->unpub[i / 64] & ~bit;
+}
+
+/* Queue qi's PROD is at or past e.  Never wrongly yes while e is
+ * unpublished: e was inserted with e - CONS <= 2^shift and PROD >= CONS,
+ * so PROD lies within 2^shift below e, where the wrap compare says "not
+ * yet".  It may say no long after e was published (PROD half a lap on):
+ * then the caller publishes again, which stores nothing wrong. */
+static bool published(const struct hwt_cmdq *q, unsigned qi, uint32_t e)
+{
+	const struct hwt_cmdq *sq = q->sub[qi];
+	uint32_t size = 1u << sq->shift;
+	/* relaxed: it only decides whether to publish; the waits after it
+	 * take their own acquire loads */
+	uint32_t x = atomic_load_explicit(hwt__reg_q_prod(sq->regs, qi), memory_order_relaxed);
+
+	return ((x - e) & (2 * size - 1)) < size;
+}
+
+/*
+ * The thread inserted up to e on queue qi and did not publish (it moved
+ * off CPU qi between the two steps, or a test said so): publish from CPU
+ * qi, as only there is the publish safe (a store of PROD from another CPU
+ * could move PROD back: the model's z1 and z2).  The thread pins itself to
+ * CPU qi (again, whenever something moved it away), publishes, and gets
+ * its mask back.  Also done when another producer of CPU qi has published
+ * past e.  A CPU the thread may not run on (offline, outside its cpuset)
+ * leaves the entries to that CPU's next call, until the deadline:
+ * -ETIMEDOUT, the entries unpublished.  A mask the program changes from
+ * another thread meanwhile is overwritten by the one saved here.
+ */
+static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline)
+{
+	struct hwt_cmdq *sq = q->sub[qi];
+	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
+	cpu_set_t old, one;
+	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(old), &old) == 0, pinned = false;
+	int err = 0, pin = 0, r;
+
+	CPU_ZERO(&one);
+	CPU_SET(qi, &one); /* qi < nq <= NUMQ < CPU_SETSIZE */
+	hwt__devwait_next(&w, 0, NULL, NULL);
+	while ((r = hwt__rseq_publish(q->mq->rings, q->nq, qi)) == HWT__RSEQ_MOVED &&
+	       !published(q, qi, e)) {
+		pin = saved ? pthread_setaffinity_np(pthread_self(), sizeof(one), &one) : ENOSYS;
+		pinned |= !pin;
+		err = hwt__devwait_step(&w, false);
+		if (err)
+			break;
+	}
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	*deadline = w.deadline;
+	if (r < 0) /* -ENOSYS, -ERANGE: ruled out at create */
+		err = r;
+	if (err) {
+		char buf[HWT__VERDICT_LEN];
+
+		hwt__cmdq_log(sq, "CMDQ %s: commands inserted on CPU %u's queue up to 0x%08x, not "
+			      "published (this thread moved off that CPU%s%s) [PROD 0x%08x]",
+			      hwt__cmdq_verdict(sq, err, buf), qi, e, pin ? " and cannot run there: " : "",
+			      pin ? strerror(pin) : "", hwt__reg_q_read_prod(sq->regs, qi));
+	}
+	return err;
 }
 
 /* --- waits ------------------------------------------------------------------ */
@@ -115,12 +196,22 @@ static bool not_reached(void *arg)
 	return !reached(arg);
 }
 
-int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline)
+int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
+			   uint64_t *deadline)
 {
 	struct reach r = { q->sub[qi], e };
-	struct hwt__devwait w = { .q = r.sq, .deadline = *deadline };
+	struct hwt__devwait w = { .q = r.sq };
 	int err = 0;
 
+	/* The idle rule holds only once e is published (the model's z3). */
+	if (rec_unpub(rec, qi)) {
+		err = publish_on(q, qi, e, deadline);
+		if (err)
+			return err;
+		rec_set_unpub(rec, qi, false);
+		hwt__reg_q_doorbell(q->regs);
+	}
+	w.deadline = *deadline;
 	hwt__devwait_next(&w, 0, not_reached, &r);
 	while (!reached(&r)) {
 		uint32_t raw = hwt__reg_q_read_cons(r.sq->regs, qi); /* A_CONS */
@@ -150,28 +241,37 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t
 
 struct space {
 	struct hwt_cmdq *sq;
-	uint32_t prod, cons, k;
+	_Atomic uint32_t *sprod;
+	uint32_t prod, sp, cons, k;
 };
 
-/* Still no room for k, neither PROD nor CONS moved, and the thread still
- * runs on the queue's CPU?  (sched_getcpu: rseq's cpu_id, no system call;
- * -1, which rseq never gives, counts as no move.) */
+/* The CPU's sprod, read outside a section (relaxed: the section rereads it;
+ * written by the sections of this CPU only, as plain stores). */
+static uint32_t read_sprod(const struct space *s)
+{
+	return atomic_load_explicit(s->sprod, memory_order_relaxed);
+}
+
+/* Still no room for k by sprod, neither PROD, sprod nor CONS moved, and the
+ * thread still runs on the queue's CPU?  (sched_getcpu: rseq's cpu_id, no
+ * system call; -1, which rseq never gives, counts as no move.) */
 static bool no_space(void *arg)
 {
 	struct space *s = arg;
 	struct hwt_cmdq *sq = s->sq;
-	uint32_t p = hwt__reg_q_read_prod(sq->regs, sq->qi);
+	uint32_t p = hwt__reg_q_read_prod(sq->regs, sq->qi), sp = read_sprod(s);
 	uint32_t c = hwt__cmdq_read_cons(sq); /* A_CONS */
 	int cpu = sched_getcpu();
 
-	return p == s->prod && c == s->cons && !hwt__q_has_space(sq->shift, p, c, s->k) &&
+	return p == s->prod && sp == s->sp && c == s->cons && !hwt__q_has_space(sq->shift, sp, c, s->k) &&
 	       (cpu < 0 || (unsigned)cpu == sq->qi);
 }
 
 /*
  * -EAGAIN from the section: queue qi has no room for k.  Wait, outside any
- * section, until its CONS or its PROD changes (docs section 2: CONS alone
- * can come back to the same value laps later while the others refill), or
+ * section, until its CONS, its PROD or its sprod changes (docs section 2:
+ * CONS alone can come back to the same value laps later while the others
+ * refill), or
  * the thread runs on another CPU (a migration: that CPU's queue may have
  * room), then the caller tries again, on the CPU it runs on then.  Each
  * time round reads the clock first, so a call that finds no room again and
@@ -181,25 +281,26 @@ static bool no_space(void *arg)
 static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
-	struct space s = { sq, 0, 0, k };
+	struct space s = { sq, (_Atomic uint32_t *)&q->mq->rings[qi].sprod, 0, 0, 0, k };
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
 	uint64_t now;
 	int err;
 
 	s.prod = hwt__reg_q_read_prod(sq->regs, qi);
+	s.sp = read_sprod(&s);
 	s.cons = hwt__cmdq_read_cons(sq); /* A_CONS */
 	hwt__devwait_next(&w, 63, no_space, &s);
 	err = hwt__devwait_check(&w, &now);
 	while (!err && no_space(&s)) {
 		/* The device signals the full -> not-full edge: sleep on events
 		 * while the queue is full, else back off. */
-		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.prod, s.cons));
+		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.sp, s.cons));
 	}
 	if (err) {
 		char buf[HWT__VERDICT_LEN];
 
-		hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, CONS 0x%08x]",
-			      hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.cons);
+		hwt__cmdq_log(sq, "CMDQ %s: no space for %u entries [PROD 0x%08x, inserted to 0x%08x, "
+			      "CONS 0x%08x]", hwt__cmdq_verdict(sq, err, buf), k, s.prod, s.sp, s.cons);
 	}
 	*deadline = w.deadline;
 	return err;
@@ -280,30 +381,67 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 
 /* --- insertion --------------------------------------------------------------- */
 
-/* One section: k entries at ents on this CPU's queue; waits for room
- * outside the section.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).
- * *qi, *prod: the queue and the PROD value stored. */
+void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n)
+{
+	atomic_store_explicit(&q->mq->test_moved, n, memory_order_relaxed);
+}
+
+/* HWT__RSEQ_K_NO_PUBLISH while a test asks for "moved" insertions, else 0
+ * (one relaxed load of a word beside the rings). */
+static uint32_t test_flag(struct hwt_cmdq *q)
+{
+	_Atomic unsigned *n = &q->mq->test_moved;
+	unsigned v = atomic_load_explicit(n, memory_order_relaxed);
+
+	while (v && !atomic_compare_exchange_weak_explicit(n, &v, v - 1, memory_order_relaxed,
+							   memory_order_relaxed))
+		;
+	return v ? HWT__RSEQ_K_NO_PUBLISH : 0;
+}
+
+/* k entries at ents on this CPU's queue; waits for room outside the
+ * sections.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).  *qi, *prod:
+ * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED: in,
+ * not published (settle() publishes); negative: nothing went in. */
 static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t flag,
 		  uint64_t *deadline, unsigned *qi, uint32_t *prod)
 {
 	for (;;) {
-		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag, qi, prod);
+		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag | test_flag(q), qi, prod);
 
-		if (!err) {
-			/* DB2 after our commit (R_PROD): no locked instruction (a fence
-			 * on the symmetric doorbell only, bus/regs.h). */
-			hwt__reg_q_doorbell(q->regs);
-			return 0;
-		}
 		/* -ERANGE: a CPU number at or past the possible CPUs'
 		 * highest, which the kernel never gives; -EINVAL, -ENOSYS:
 		 * ruled out at create and by the caller. */
 		if (err != -EAGAIN)
 			return err;
+		/* Another producer of this CPU may have inserted and not yet
+		 * published (preempted between its two steps): publish for it,
+		 * so that the device can make the room we wait for. */
+		if (hwt__rseq_publish(q->mq->rings, q->nq, *qi) == 0)
+			hwt__reg_q_doorbell(q->regs);
 		err = wait_space(q, *qi, k, deadline);
 		if (err)
 			return err;
 	}
+}
+
+/* insert() put the call's entries into queue qi up to e (in: its 0 or
+ * HWT__RSEQ_MOVED): publish them from CPU qi if the section could not,
+ * note them in the record (with rec->unpub if that failed), and ring the
+ * doorbell. */
+static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigned qi, uint32_t e,
+		  uint64_t *deadline)
+{
+	int err = in == HWT__RSEQ_MOVED ? publish_on(q, qi, e, deadline) : 0;
+
+	/* The record: plain stores, thread-local (no atomic, no lock). */
+	hwt__cmdq_rec_set(rec, qi, e);
+	rec_set_unpub(rec, qi, err != 0); /* a publish covers all before it */
+	/* DB2 after the publish's commit (R_PROD): no locked instruction (a
+	 * fence on the symmetric doorbell only, bus/regs.h). */
+	if (!err)
+		hwt__reg_q_doorbell(q->regs);
+	return err;
 }
 
 int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
@@ -323,11 +461,13 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 		 * in another (maybe on another queue: then the wait below
 		 * covers the first queue too). */
 		err = insert(q, cmds, n, 0, deadline, &first, &first_prod);
-		if (err)
+		if (err < 0)
 			return err;
 		if (inserted)
 			*inserted = true;
-		hwt__cmdq_rec_set(rec, first, first_prod);
+		err = settle(q, rec, err, first, first_prod, deadline);
+		if (err)
+			return err;
 		ents = buf;
 		k = 0;
 	} else if (sync) {
@@ -351,22 +491,21 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 		k++;
 	}
 	err = insert(q, ents, k, flag, deadline, qi, &prod);
-	if (err) /* nothing of this section went in */
+	if (err < 0) /* nothing of this section went in */
 		return err;
 	if (inserted)
 		*inserted = true;
-	/* The record: plain stores, thread-local (no atomic, no lock). */
-	hwt__cmdq_rec_set(rec, *qi, prod);
-	if (!sync)
-		return 0;
+	err = settle(q, rec, err, *qi, prod, deadline);
+	if (err || !sync)
+		return err;
 	err = q->msipoll ? wait_slot(q, *qi, prod, mine, deadline)
-			 : hwt__cmdq_wait_reached(q, *qi, prod, deadline);
+			 : hwt__cmdq_wait_reached(q, rec, *qi, prod, deadline);
 	if (err)
 		return err;
 	/* Our CMD_SYNC on *qi covers all we inserted there. */
 	hwt__cmdq_rec_clear(rec, *qi);
 	if (split && first != *qi) {
-		err = hwt__cmdq_wait_reached(q, first, first_prod, deadline);
+		err = hwt__cmdq_wait_reached(q, rec, first, first_prod, deadline);
 		if (!err)
 			hwt__cmdq_rec_clear(rec, first);
 	}

@@ -146,6 +146,7 @@ static struct hwt__cmdq_rec *rec_first_use(struct hwt_cmdq *q)
 	}
 	if (rec) {
 		memset(rec->used, 0, sizeof(rec->used)); /* the new thread owes nothing */
+		memset(rec->unpub, 0, sizeof(rec->unpub));
 		rec->nused = 0;
 		rec->anchor = q->mq->anchor;
 		rec->anchor->refs++;
@@ -281,7 +282,7 @@ int hwt__cmdq_mq_sync(struct hwt_cmdq *q)
 			if (i == qi) /* the CMD_SYNC above answered for it */
 				continue;
 			if (q->mq->rseq) /* only CPU i's producers may write queue i */
-				e = hwt__cmdq_wait_reached(q, i, rec->prod[i], &deadline);
+				e = hwt__cmdq_wait_reached(q, rec, i, rec->prod[i], &deadline);
 			else /* any thread may insert anywhere: a CMD_SYNC there */
 				e = shared_issue(q, rec, i, NULL, 0, true, NULL, deadline);
 			if (!e)

@@ -20,14 +20,20 @@
  * big enough that producers spend their time in sections rather than waiting
  * for room.
  *
+ * The two steps: a call the section reports "moved" (HWT__RSEQ_MOVED: in,
+ * not published; every eighth call asks for it with HWT__RSEQ_K_NO_PUBLISH,
+ * besides the real moves) is published by its producer with
+ * hwt__rseq_publish() from the CPU it inserted on, pinning itself there.
+ *
  * The Makefile links test builds of the assembly besides the library's (weak
  * here, absent where there is no assembly): hwt__rseq_insert_test counts its
- * restarts exactly (and those after its MSIADDR store), and four mutants the
+ * restarts exactly (and those after its MSIADDR store), and five mutants the
  * storm must catch (one positive control each): hwt__rseq_insert_broken
- * commits PROD before the entries, _broken_post ends the section before the
+ * commits sprod before the entries, _broken_post ends the section before the
  * commit, _broken_nocpu does not check the CPU inside the section,
- * _broken_msiaddr does not store the MSIADDR.
- * HWT_RSEQ_TEST_BROKEN=commit|post|nocpu|msiaddr
+ * _broken_msiaddr does not store the MSIADDR, _broken_pubout publishes
+ * outside a section (PROD moves back).
+ * HWT_RSEQ_TEST_BROKEN=commit|post|nocpu|msiaddr|pubout
  * (1: commit) runs that mutant where the correct build runs (to see the tests
  * fail); HWT_STRESS_MS sets the time of each storm (default 400);
  * HWT_RSEQ_ROUNDS=N makes each positive control run N rounds whatever it
@@ -70,37 +76,44 @@
 #endif
 
 typedef int insert_fn(struct hwt__rseq_ring *, unsigned, const void *, uint32_t, unsigned *, uint32_t *);
-extern insert_fn hwt__rseq_insert_test __attribute__((weak));
-extern insert_fn hwt__rseq_insert_broken __attribute__((weak));
-extern insert_fn hwt__rseq_insert_broken_post __attribute__((weak));
-extern insert_fn hwt__rseq_insert_broken_nocpu __attribute__((weak));
-extern insert_fn hwt__rseq_insert_broken_msiaddr __attribute__((weak));
-extern uint64_t hwt__rseq_test_aborts __attribute__((weak));
-extern uint64_t hwt__rseq_broken_aborts __attribute__((weak));
-extern uint64_t hwt__rseq_broken_post_aborts __attribute__((weak));
-extern uint64_t hwt__rseq_broken_nocpu_aborts __attribute__((weak));
-extern uint64_t hwt__rseq_broken_msiaddr_aborts __attribute__((weak));
+typedef int publish_fn(struct hwt__rseq_ring *, unsigned, unsigned);
+/* The names of src/arch/rseq_builds.h. */
+#define BUILD_SYMS(sfx, ab)                                                    \
+	extern insert_fn hwt__rseq_insert##sfx __attribute__((weak));          \
+	extern publish_fn hwt__rseq_publish##sfx __attribute__((weak));        \
+	extern uint64_t hwt__rseq_##ab##_aborts __attribute__((weak));
+BUILD_SYMS(_test, test)
+BUILD_SYMS(_broken, broken)
+BUILD_SYMS(_broken_post, broken_post)
+BUILD_SYMS(_broken_nocpu, broken_nocpu)
+BUILD_SYMS(_broken_msiaddr, broken_msiaddr)
+BUILD_SYMS(_broken_pubout, broken_pubout)
 extern uint64_t hwt__rseq_test_msi_aborts __attribute__((weak));
 
-/* A build of the assembly: its function and its restart counter. */
+/* A build of the assembly: its functions and its restart counter. */
 struct build {
 	const char *name;
 	insert_fn *fn;
+	publish_fn *publish;
 	uint64_t *aborts;
 };
+
+#define BUILD(name, sfx, ab) \
+	((struct build){ name, hwt__rseq_insert##sfx, hwt__rseq_publish##sfx, &hwt__rseq_##ab##_aborts })
 
 static struct build test_build(const char *name)
 {
 	if (!strcmp(name, "commit"))
-		return (struct build){ name, hwt__rseq_insert_broken, &hwt__rseq_broken_aborts };
+		return BUILD(name, _broken, broken);
 	if (!strcmp(name, "post"))
-		return (struct build){ name, hwt__rseq_insert_broken_post, &hwt__rseq_broken_post_aborts };
+		return BUILD(name, _broken_post, broken_post);
 	if (!strcmp(name, "nocpu"))
-		return (struct build){ name, hwt__rseq_insert_broken_nocpu, &hwt__rseq_broken_nocpu_aborts };
+		return BUILD(name, _broken_nocpu, broken_nocpu);
 	if (!strcmp(name, "msiaddr"))
-		return (struct build){ name, hwt__rseq_insert_broken_msiaddr,
-				       &hwt__rseq_broken_msiaddr_aborts };
-	return (struct build){ "test", hwt__rseq_insert_test, &hwt__rseq_test_aborts };
+		return BUILD(name, _broken_msiaddr, broken_msiaddr);
+	if (!strcmp(name, "pubout"))
+		return BUILD(name, _broken_pubout, broken_pubout);
+	return BUILD("test", _test, test);
 }
 
 /* The mutant HWT_RSEQ_TEST_BROKEN names, or NULL. */
@@ -148,6 +161,7 @@ struct rig {
 	struct queue *q;
 	uint64_t *slots, *shadow; /* shadow: the last entry consumed from each slot */
 	insert_fn *insert;
+	publish_fn *publish;
 	unsigned nprod;
 	uint64_t per_prod; /* entries each producer inserts */
 	unsigned kmax;
@@ -163,7 +177,7 @@ struct rig {
 	struct viol v;
 	/* producers' results */
 	struct ins *log[MAX_PRODUCERS];
-	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[MAX_CPUS], syncs;
+	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[MAX_CPUS], syncs, moved;
 	_Atomic int error;
 	_Atomic uint64_t moves;
 };
@@ -411,6 +425,7 @@ static void *producer(void *arg)
 		x = x * 1103515245u + 12345u;
 		uint32_t k = 1 + (x >> 16) % r->kmax;
 		bool sync = (x >> 9) & 1; /* the last entry a CMD_SYNC with its MSI to its own slot */
+		bool nopub = ((x >> 5) & 7) == 0; /* as if it moved before its publish */
 		if (k > r->per_prod - seq)
 			k = (uint32_t)(r->per_prod - seq);
 		for (uint32_t j = 0; j < k; j++) {
@@ -422,15 +437,25 @@ static void *producer(void *arg)
 			ents[2 * (k - 1) + 1] = 0;
 		}
 		unsigned cpu, n = 0;
-		uint32_t prod, kf = k | (sync ? HWT__RSEQ_K_SYNC_MSI : 0);
+		uint32_t prod, kf = k | (sync ? HWT__RSEQ_K_SYNC_MSI : 0) | (nopub ? HWT__RSEQ_K_NO_PUBLISH : 0);
 		while ((rc = r->insert(r->rings, r->nrings, ents, kf, &cpu, &prod)) == -EAGAIN) {
 			atomic_fetch_add_explicit(&r->eagain, 1, memory_order_relaxed);
 			if (atomic_load_explicit(&r->stop, memory_order_relaxed))
 				break;
+			/* a producer of this CPU may be between its two steps */
+			r->publish(r->rings, r->nrings, cpu);
 			backoff(&n);
 		}
 		if (rc == -EAGAIN)
 			break;
+		if (rc == HWT__RSEQ_MOVED) { /* in, not published: from that CPU only */
+			atomic_fetch_add_explicit(&r->moved, 1, memory_order_relaxed);
+			while ((rc = r->publish(r->rings, r->nrings, cpu)) == HWT__RSEQ_MOVED)
+				if ((rc = pin_to(0, true, (int)cpu)) != 0) {
+					rc = -rc;
+					break;
+				}
+		}
 		if (rc != 0) {
 			atomic_store_explicit(&r->error, rc, memory_order_relaxed);
 			break;
@@ -597,12 +622,13 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 	for (unsigned i = 0; i < r->nrings && i < MAX_CPUS; i++)
 		used += atomic_load(&r->ring_used[i]) > 0;
 	TLOG("%s: %u producers, %llu entries inserted (%llu calls ending in a sync), %llu consumed, "
-	     "%llu missing, %llu EAGAIN, "
+	     "%llu missing, %llu EAGAIN, %llu published after a move, "
 	     "rings used %u of %u, %llu signals, %llu hops (%llu failed), %llu moves, %llu violations%s%s",
 	     storm ? "storm" : "plain", r->nprod, (unsigned long long)total,
 	     (unsigned long long)atomic_load(&r->syncs), (unsigned long long)r->consumed,
 	     (unsigned long long)missing,
-	     (unsigned long long)atomic_load(&r->eagain), used, r->nrings,
+	     (unsigned long long)atomic_load(&r->eagain), (unsigned long long)atomic_load(&r->moved),
+	     used, r->nrings,
 	     (unsigned long long)atomic_load(&sg.signals), (unsigned long long)atomic_load(&sg.hops),
 	     (unsigned long long)atomic_load(&sg.hop_errors), (unsigned long long)atomic_load(&r->moves),
 	     (unsigned long long)r->violations, r->violations ? ": first: " : "", r->first);
@@ -628,11 +654,13 @@ static uint64_t run(struct rig *r, bool storm, uint64_t ms, bool allow_violation
 	return r->violations;
 }
 
-/* The library's function, or the mutant HWT_RSEQ_TEST_BROKEN names. */
-static insert_fn *shipped(void)
+/* The library's functions, or the mutant HWT_RSEQ_TEST_BROKEN names. */
+static struct build shipped(void)
 {
 	const char *b = want_broken();
-	return b && test_build(b).fn ? test_build(b).fn : hwt__rseq_insert;
+	if (b && test_build(b).fn)
+		return test_build(b);
+	return (struct build){ "library", hwt__rseq_insert, hwt__rseq_publish, NULL };
 }
 
 /* Several producers per CPU, pinned, a small ring (wraps and fills). */
@@ -641,7 +669,8 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 	skip_without_rseq();
 	static struct rig r;
 	rig_init(&r, 4);
-	r.insert = shipped();
+	r.insert = shipped().fn;
+	r.publish = shipped().publish;
 	r.nprod = 2 * sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * sg.ncpus;
 	r.per_prod = 200000;
 	r.kmax = 5;
@@ -671,6 +700,7 @@ static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations
 	ASSERT_TRUE(shift >= 5 && shift <= 16);
 	rig_init(r, (unsigned)shift);
 	r->insert = b.fn;
+	r->publish = b.publish;
 	uint64_t before = __atomic_load_n(b.aborts, __ATOMIC_RELAXED);
 	r->nprod = nprod > MAX_PRODUCERS ? MAX_PRODUCERS : nprod ? (unsigned)nprod : 1;
 	r->per_prod = 1u << 26; /* or until the deadline */
@@ -778,164 +808,8 @@ TEST_TIMEOUT(rseq_storm_catches_broken_msiaddr, 60)
 	catch_mutant("msiaddr");
 }
 
-/* Pins the calling thread to the CPU it runs on; returns that CPU. */
-static unsigned pin_here(void)
+/* The publish outside a section: a stale PROD stored after a newer one. */
+TEST_TIMEOUT(rseq_storm_catches_broken_pubout, 60)
 {
-	int c = sched_getcpu();
-	ASSERT_TRUE(c >= 0);
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
-	return (unsigned)c;
-}
-
-/* The calling thread's rseq_cs (glibc's area, at __rseq_offset from the
- * thread pointer). */
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
-static uint64_t rseq_cs_now(void)
-{
-	const char *area = (const char *)__builtin_thread_pointer() + __rseq_offset;
-	return __atomic_load_n((const uint64_t *)(area + HWT__RSEQ_CS), __ATOMIC_RELAXED);
-}
-
-/* The contract, single-threaded: room, the two runs at the wrap, -EAGAIN
- * with CONS re-read once (ERR masked), -ERANGE, -EINVAL. */
-TEST(rseq_contract)
-{
-	skip_without_rseq();
-	static struct rig r;
-	rig_init(&r, 3); /* 8 entries */
-	unsigned here = pin_here(), cpu = ~0u;
-	uint32_t prod = ~0u;
-	uint64_t ents[2 * 9];
-	for (unsigned j = 0; j < 18; j++)
-		ents[j] = 0x1000 + j;
-	struct hwt__rseq_ring *g = &r.rings[here];
-	struct queue *q = &r.q[here];
-
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 0, &cpu, &prod), -EINVAL);
-	ASSERT_EQ(cpu, here);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 9, &cpu, &prod), -EINVAL);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, here, ents, 1, &cpu, &prod), -ERANGE);
-	ASSERT_EQ(cpu, here);
-	ASSERT_EQ(prod, ~0u);
-
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 6, &cpu, &prod), 0);
-	ASSERT_EQ(rseq_cs_now(), 0); /* cleared on the way out (rseq.h: dlclose) */
-	ASSERT_EQ(cpu, here);
-	ASSERT_EQ(prod, 6);
-	ASSERT_EQ(atomic_load(&q->prod), 6);
-	ASSERT_EQ(memcmp(g->slots, ents, 6 * 16), 0);
-	/* 2 free: 3 do not fit, CONS unchanged, ccons refreshed to it */
-	prod = 77;
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3, &cpu, &prod), -EAGAIN);
-	ASSERT_EQ(rseq_cs_now(), 0);
-	ASSERT_EQ(prod, 77);
-	ASSERT_EQ(atomic_load(&q->prod), 6);
-	/* the device consumed 5, with ERR bits set in CONS: masked off */
-	atomic_store_explicit(&q->cons, 5u | 0x7fu << 24, memory_order_relaxed);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents + 2, 7, &cpu, &prod), 0);
-	ASSERT_EQ(g->ccons, 5);
-	ASSERT_EQ(prod, 13); /* WRP set, IDX 5 */
-	/* two runs: slots 6,7 then 0..4 */
-	ASSERT_EQ(memcmp(g->slots + 12, ents + 2, 2 * 16), 0);
-	ASSERT_EQ(memcmp(g->slots, ents + 6, 5 * 16), 0);
-	/* full now: 8 in use */
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 1, &cpu, &prod), -EAGAIN);
-	atomic_store_explicit(&q->cons, 13u, memory_order_relaxed);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 8, &cpu, &prod), 0);
-	ASSERT_EQ(prod, 5); /* wrapped twice: WRP clear again */
-	ASSERT_EQ(memcmp(g->slots + 10, ents, 3 * 16), 0);
-	ASSERT_EQ(memcmp(g->slots, ents + 6, 5 * 16), 0);
-	for (unsigned i = 0; i < r.nrings; i++)
-		if (i != here)
-			ASSERT_EQ(atomic_load(&r.q[i].prod), 0);
-
-	/* HWT__RSEQ_K_SYNC_MSI: the last entry's dw1 = its slot's IOVA, the
-	 * others untouched; in one run (slots 5, 6) and at the wrap (slots 7,
-	 * 0, 1: the last in the second run). */
-	atomic_store_explicit(&q->cons, 5u, memory_order_relaxed);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 2 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), 0);
-	ASSERT_EQ(prod, 7);
-	ASSERT_EQ(g->slots[10], ents[0]);
-	ASSERT_EQ(g->slots[11], ents[1]);
-	ASSERT_EQ(g->slots[12], ents[2]);
-	ASSERT_EQ(g->slots[13], RING_IOVA(here) + 6 * 16);
-	ASSERT_EQ(ents[3], 0x1003); /* the caller's copy untouched */
-	atomic_store_explicit(&q->cons, 7u, memory_order_relaxed);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), 0);
-	ASSERT_EQ(prod, 10); /* WRP set, IDX 2 */
-	ASSERT_EQ(g->slots[14], ents[0]);
-	ASSERT_EQ(g->slots[15], ents[1]);
-	ASSERT_EQ(g->slots[0], ents[2]);
-	ASSERT_EQ(g->slots[1], ents[3]);
-	ASSERT_EQ(g->slots[2], ents[4]);
-	ASSERT_EQ(g->slots[3], RING_IOVA(here) + 1 * 16);
-	/* k is checked without the flag */
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), -EINVAL);
-	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 9 | HWT__RSEQ_K_SYNC_MSI, &cpu, &prod), -EINVAL);
-	/* k is 32 bits: the high half of its register is the caller's (AAPCS64
-	 * leaves it undefined) and must not read as the flag.  Called through
-	 * a type with a 64-bit k to put bits there (the ABI's view of the
-	 * call; a compiler passing a truncated uint64_t does the same). */
-	typedef int (*insert_k64)(struct hwt__rseq_ring *, unsigned, const void *, uint64_t,
-				  unsigned *, uint32_t *);
-	insert_k64 k64 = (insert_k64)(void (*)(void))hwt__rseq_insert;
-
-	atomic_store_explicit(&q->cons, 10u, memory_order_relaxed);
-	ASSERT_EQ(k64(r.rings, r.nrings, ents, 3ull << 32 | 2, &cpu, &prod), 0);
-	ASSERT_EQ(prod, 12);
-	ASSERT_EQ(memcmp(g->slots + 4, ents, 2 * 16), 0); /* dw1 of the last as written */
-	ASSERT_EQ(rseq_cs_now(), 0);
-	rig_free(&r);
-}
-
-/* Single-thread cost, k = 1 and 32, against memcpy and a release store of
- * PROD (logged with -v; no speed is asserted). */
-TEST(rseq_timing)
-{
-	skip_without_rseq();
-	static struct rig r;
-	rig_init(&r, 10);
-	unsigned here = pin_here(), cpu;
-	uint32_t prod;
-	static uint64_t ents[2 * 32];
-	struct queue *q = &r.q[here];
-	const unsigned iters = 200000;
-	for (uint32_t k = 1; k <= 32; k += 31) {
-		double best_rseq = 1e9, best_copy = 1e9;
-		for (int round = 0; round < 5; round++) {
-			uint64_t t0 = now_ns();
-			for (unsigned i = 0; i < iters; i++) {
-				int rc = hwt__rseq_insert(r.rings, r.nrings, ents, k, &cpu, &prod);
-				if (rc == -EAGAIN) {
-					atomic_store_explicit(&q->cons, atomic_load_explicit(&q->prod,
-						memory_order_relaxed), memory_order_release);
-					continue;
-				}
-				ASSERT_EQ(rc, 0);
-			}
-			uint64_t t1 = now_ns();
-			uint32_t p = 0;
-			for (unsigned i = 0; i < iters; i++) {
-				uint32_t idx = hwt__q_idx(r.shift, p);
-				if (idx + k > (1u << r.shift))
-					idx = 0, p = 0;
-				memcpy(r.rings[here].slots + 2 * idx, ents, k * 16);
-				p = hwt__q_inc(r.shift, p, k);
-				atomic_store_explicit(&q->prod, p, memory_order_release);
-			}
-			uint64_t t2 = now_ns();
-			if ((double)(t1 - t0) / iters < best_rseq)
-				best_rseq = (double)(t1 - t0) / iters;
-			if ((double)(t2 - t1) / iters < best_copy)
-				best_copy = (double)(t2 - t1) / iters;
-			/* the copy loop moved PROD: start the ring again */
-			atomic_store(&q->prod, 0), atomic_store(&q->cons, 0), r.rings[here].ccons = 0;
-		}
-		TLOG("k=%u: hwt__rseq_insert %.1f ns/call, memcpy + release store %.1f ns/call "
-		     "(best of 5 x %u)", k, best_rseq, best_copy, iters);
-	}
-	rig_free(&r);
+	catch_mutant("pubout");
 }

@@ -120,7 +120,7 @@ TEST_TIMEOUT(cons_wait_meets_its_deadline_while_cons_moves, 30)
 		hwt__sleep_ns(1000000);
 	ASSERT_EQ(atomic_load(&a.running), n);
 	t0 = hwt__now_ns();
-	err = hwt__cmdq_wait_reached(r->q, 1, 300, &deadline);
+	err = hwt__cmdq_wait_reached(r->q, hwt__cmdq_rec(r->q), 1, 300, &deadline);
 	took = hwt__now_ns() - t0;
 	atomic_store_explicit(&a.stop, 1, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++)

@@ -1,47 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwt__rseq_insert() for aarch64 (the contract: src/arch/rseq.h; the design:
- * docs/percpu-queues.md, section 2).  HWT_RSEQ_TEST and the mutants
- * HWT_RSEQ_BROKEN_COMMIT, HWT_RSEQ_BROKEN_POST, HWT_RSEQ_BROKEN_NOCPU and
- * HWT_RSEQ_BROKEN_MSIADDR make the test builds, as in src/arch/x86_64/rseq.S
+ * hwt__rseq_insert() and hwt__rseq_publish() for aarch64 (the contract:
+ * src/arch/rseq.h; the design: docs/percpu-queues.md, sections 2 and 8).
+ * HWT_RSEQ_TEST and the mutants HWT_RSEQ_BROKEN_COMMIT, _POST, _NOCPU,
+ * _MSIADDR and _PUBOUT make the test builds, as in src/arch/x86_64/rseq.S
  * (bit 33 of x3 marks the MSIADDR store there, for hwt__rseq_test_msi_aborts).
  */
 #include "arch/asm.h"
 #include "arch/rseq.h"
-
-#if defined(HWT_RSEQ_BROKEN_COMMIT)
-#define FN hwt__rseq_insert_broken
-#define ABORTS hwt__rseq_broken_aborts
-#elif defined(HWT_RSEQ_BROKEN_POST)
-#define FN hwt__rseq_insert_broken_post
-#define ABORTS hwt__rseq_broken_post_aborts
-#elif defined(HWT_RSEQ_BROKEN_NOCPU)
-#define FN hwt__rseq_insert_broken_nocpu
-#define ABORTS hwt__rseq_broken_nocpu_aborts
-#elif defined(HWT_RSEQ_BROKEN_MSIADDR)
-#define FN hwt__rseq_insert_broken_msiaddr
-#define ABORTS hwt__rseq_broken_msiaddr_aborts
-#elif defined(HWT_RSEQ_TEST)
-#define FN hwt__rseq_insert_test
-#define ABORTS hwt__rseq_test_aborts
-#define MSI_ABORTS hwt__rseq_test_msi_aborts /* restarts after the MSIADDR store */
-#else
-#define FN hwt__rseq_insert
-#endif
+#include "arch/rseq_builds.h"
 
 /*
  * x0 = rings, w1 = nrings, x2 = ents, w3 = k, x4 = cpu_out, x5 = prod_out.
  * Kept across the section and its restarts (the abort handler finds the
  * registers as the interrupted code left them): x0-x5 (w3 = k without the
- * flag, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI, x3's high half cleared at
- * entry; x3 is read only as w3 besides),
+ * flags, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI, bit 34 =
+ * HWT__RSEQ_K_NO_PUBLISH, x3's high half cleared at entry; x3 is read only
+ * as w3 besides),
  * x10 = the rseq area, x17 = &.Lcs.  Set before the section for the ring of
- * the CPU read: w6 = cpu, x7 = ring, x8 = &PROD, x11 = &CONS, x12 = slots,
+ * the CPU read: w6 = cpu, x7 = ring, x8 = &sprod, x11 = &CONS, x12 = slots,
  * w14 = 2^shift, w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons,
  * then w15 = the PROD to commit, x6 = iova - slots; the copy reuses x7, x9,
  * x11-x14, x16 (a restart sets them again).  No callee-saved register is
  * touched.
  */
+	/* x10 = the thread's struct rseq, or to \nosys (x9 scratch). */
+	.macro	rseq_area nosys
+	adrp	x9, :got:__rseq_size			/* weak: 0 without glibc >= 2.35 */
+	ldr	x9, [x9, :got_lo12:__rseq_size]
+	cbz	x9, \nosys
+	ldr	w9, [x9]
+	cmp	w9, #HWT__RSEQ_MIN_SIZE			/* 0: not registered */
+	b.lo	\nosys
+	adrp	x10, :got:__rseq_offset
+	ldr	x10, [x10, :got_lo12:__rseq_offset]
+	cbz	x10, \nosys
+	ldr	x10, [x10]
+	mrs	x9, tpidr_el0
+	add	x10, x10, x9
+	.endm
+
 	.text
 	.globl	FN
 	.hidden	FN
@@ -50,25 +48,16 @@
 FN:
 	.cfi_startproc
 	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
-	adrp	x9, :got:__rseq_size			/* weak: 0 without glibc >= 2.35 */
-	ldr	x9, [x9, :got_lo12:__rseq_size]
-	cbz	x9, .Lnosys
-	ldr	w9, [x9]
-	cmp	w9, #HWT__RSEQ_MIN_SIZE			/* 0: not registered */
-	b.lo	.Lnosys
-	adrp	x10, :got:__rseq_offset
-	ldr	x10, [x10, :got_lo12:__rseq_offset]
-	cbz	x10, .Lnosys
-	ldr	x10, [x10]
-	mrs	x9, tpidr_el0
-	add	x10, x10, x9				/* the thread's struct rseq */
+	rseq_area .Lnosys
 	adrp	x17, .Lcs
 	add	x17, x17, :lo12:.Lcs
-	mov	w3, w3					/* k is 32-bit: x3's high half is
-						 * the caller's garbage (AAPCS64) */
-	tbz	w3, #HWT__RSEQ_K_SYNC_MSI_BIT, 1f
-	and	w3, w3, #0x7fffffff			/* k without the flag */
+	mov	w9, w3					/* the flags */
+	and	w3, w3, #0x3fffffff			/* k; and x3's high half, the
+						 * caller's garbage (AAPCS64), cleared */
+	tbz	w9, #HWT__RSEQ_K_SYNC_MSI_BIT, 1f
 	orr	x3, x3, #0x100000000			/* the flag, in bit 32 of x3 */
+1:	tbz	w9, #HWT__RSEQ_K_NO_PUBLISH_BIT, 1f
+	orr	x3, x3, #0x400000000			/* the flag, in bit 34 of x3 */
 1:	cbz	w3, .Leinval_cpu
 
 	/* The CPU, read outside the section and checked again inside it.  A
@@ -79,7 +68,7 @@ FN:
 	cmp	w6, w1
 	b.hs	.Lerange
 	add	x7, x0, x6, lsl #HWT__RSEQ_RING_LOG2
-	ldr	x8, [x7, #HWT__RSEQ_RING_PROD]
+	add	x8, x7, #HWT__RSEQ_RING_SPROD
 	ldr	x11, [x7, #HWT__RSEQ_RING_CONS]
 	ldr	x12, [x7, #HWT__RSEQ_RING_SLOTS]
 	ldr	w13, [x7, #HWT__RSEQ_RING_SHIFT]
@@ -90,8 +79,9 @@ FN:
 	cmp	w3, w14
 	b.hi	.Leinval
 
-	/* The section: [.Lstart, .Lpost), the commit its last instruction.
-	 * Open it: rseq_cs = &.Lcs. */
+	/* Step 1, the insertion: [.Lstart, .Lpost), one store of sprod as its
+	 * last instruction.  It never loads PROD, which the device polls (a
+	 * load would miss).  Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	str	x17, [x10, #HWT__RSEQ_CS]
 #ifndef HWT_RSEQ_BROKEN_NOCPU
@@ -99,7 +89,7 @@ FN:
 	cmp	w9, w6
 	b.ne	.Labort
 #endif
-	ldr	w16, [x8]				/* PROD: only this CPU writes it */
+	ldr	w16, [x8]				/* sprod: only this CPU's sections */
 	ldr	w13, [x7, #HWT__RSEQ_RING_CCONS]
 	sub	w9, w16, w13
 	and	w9, w9, w15				/* entries in use */
@@ -122,7 +112,7 @@ FN:
 	ldr	x6, [x7, #HWT__RSEQ_RING_IOVA]
 	sub	x6, x6, x12				/* a slot's IOVA - its address */
 #ifdef HWT_RSEQ_BROKEN_COMMIT
-	stlr	w15, [x8]				/* BROKEN: commit first */
+	str	w15, [x8]				/* BROKEN: commit first */
 #endif
 	/* The first run: min(k, 2^shift - idx) entries from slot idx. */
 	sub	w9, w14, #1
@@ -149,8 +139,8 @@ FN:
 #ifndef HWT_RSEQ_BROKEN_MSIADDR
 	/* HWT__RSEQ_K_SYNC_MSI: the last entry is a CMD_SYNC whose MSI goes to
 	 * its own slot; its dw1 (MSIADDR[51:2], built 0) = that slot's IOVA.
-	 * Before the commit (stlr orders it), so a restart stores it again for
-	 * its new slot. */
+	 * Before the commit (the publish's stlr orders it), so a restart
+	 * stores it again for its new slot. */
 	add	x9, x6, x11
 	sub	x9, x9, #16
 	str	x9, [x11, #-8]
@@ -160,15 +150,22 @@ FN:
 #endif
 4:
 #ifndef HWT_RSEQ_BROKEN_COMMIT
-	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
-	 * of PROD before it reads the slots). */
+	/* The commit: sprod, a line no other CPU touches (a plain store: the
+	 * publish's stlr, on this CPU, orders the entries before PROD). */
 .Lcommit:
-	stlr	w15, [x8]
+	str	w15, [x8]
 #endif
 .Lpost:
-	/* Out of the section. */
+	/* Out of step 1: the entries are in; step 2 publishes them from this
+	 * CPU (at .Lpublish, with x10, w6 = the CPU, x7 = the ring, x8 = &PROD). */
 	str	w15, [x5]
-	mov	w0, #0
+	tbnz	x3, #34, .Lnopub
+	ldr	w6, [x4]
+	add	x7, x0, x6, lsl #HWT__RSEQ_RING_LOG2
+	ldr	x8, [x7, #HWT__RSEQ_RING_PROD]
+	b	.Lpublish
+.Lnopub:
+	mov	w0, #HWT__RSEQ_MOVED
 	b	.Lout
 .Lfull:
 	mov	w0, #-HWT__RSEQ_EAGAIN
@@ -194,7 +191,7 @@ FN:
 	/* The signature: a brk, so that nothing can run into it. */
 	.inst	HWT__RSEQ_SIG
 	/* abort_ip: the kernel has cleared rseq_cs; nothing to undo (entries
-	 * past PROD are not published, ccons holds a CONS value read). */
+	 * past sprod are not committed, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
 	/* test builds only: an exact count (ldxr/stxr, as ARMv8.0 has no LSE);
@@ -218,6 +215,75 @@ FN:
 	.cfi_endproc
 	.size	FN, .-FN
 
+/*
+ * hwt__rseq_publish: x0 = rings, w1 = nrings, w2 = cpu.  Step 2 of
+ * hwt__rseq_insert too, which branches to .Lpublish with x10 = the rseq
+ * area, w6 = the CPU, x7 = the ring, x8 = &PROD (kept across the section
+ * and its restarts).
+ */
+	.globl	PUB
+	.hidden	PUB
+	.type	PUB, %function
+	.p2align 4
+PUB:
+	.cfi_startproc
+	HWT_ASM_ENTRY
+	rseq_area .Lpnosys
+	cmp	w2, w1
+	b.hs	.Lperange
+	mov	w6, w2
+	add	x7, x0, x6, lsl #HWT__RSEQ_RING_LOG2
+	ldr	x8, [x7, #HWT__RSEQ_RING_PROD]
+.Lpublish:
+	adrp	x17, .Lcs2
+	add	x17, x17, :lo12:.Lcs2
+	/* Step 2, the publish: [.Lstart2, .Lpost2), one store of PROD as its
+	 * last instruction; only on the ring's CPU, whose sections alone move
+	 * sprod: the value read is the latest, and nothing can move it on
+	 * before the store without restarting this. */
+.Lstart2:
+#ifndef HWT_RSEQ_BROKEN_PUBOUT
+	str	x17, [x10, #HWT__RSEQ_CS]
+#endif
+	ldr	w9, [x10, #HWT__RSEQ_CPU_ID]		/* on the ring's CPU? */
+	cmp	w9, w6
+	b.ne	.Lmoved
+	ldr	w16, [x7, #HWT__RSEQ_RING_SPROD]
+#ifdef HWT_RSEQ_BROKEN_PUBOUT
+	mov	w9, #32					/* BROKEN: and a stall (the window) */
+1:	yield
+	subs	w9, w9, #1
+	b.ne	1b
+#endif
+	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
+	 * of PROD before it reads the slots). */
+.Lcommit2:
+	stlr	w16, [x8]
+.Lpost2:
+	mov	w0, #0
+.Lpout:
+	str	xzr, [x10, #HWT__RSEQ_CS]		/* as at .Lout */
+	ret
+.Lmoved:
+	mov	w0, #HWT__RSEQ_MOVED
+	b	.Lpout
+.Lperange:
+	mov	w0, #-HWT__RSEQ_ERANGE
+	ret
+.Lpnosys:
+	mov	w0, #-HWT__RSEQ_ENOSYS
+	ret
+
+	.inst	HWT__RSEQ_SIG
+	/* abort_ip: start step 2 again; on another CPU it stores nothing. */
+.Labort2:
+#ifdef ABORTS
+	count_abort ABORTS
+#endif
+	b	.Lpublish
+	.cfi_endproc
+	.size	PUB, .-PUB
+
 	/* The descriptor (struct rseq_cs): 32-byte aligned; .data.rel.ro, as its
 	 * addresses need relocating in a shared library, read-only after that. */
 	.section .data.rel.ro,"aw"
@@ -232,6 +298,13 @@ FN:
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
 #endif
 	.quad	.Labort				/* abort_ip */
+	.balign	32
+.Lcs2:
+	.long	0
+	.long	0
+	.quad	.Lstart2
+	.quad	.Lpost2 - .Lstart2
+	.quad	.Labort2
 
 #ifdef ABORTS
 	.bss

@@ -1,61 +1,87 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwt__rseq_insert() for x86_64 (the contract: src/arch/rseq.h; the design:
- * docs/percpu-queues.md, section 2).
+ * hwt__rseq_insert() and hwt__rseq_publish() for x86_64 (the contract:
+ * src/arch/rseq.h; the design: docs/percpu-queues.md, sections 2 and 8).
  *
  * Test builds only (the Makefile's rules for tests/stress/rseq.c): with
  * HWT_RSEQ_TEST the function is hwt__rseq_insert_test and its abort handler
  * counts restarts in hwt__rseq_test_aborts (a locked increment: exact), and
  * in hwt__rseq_test_msi_aborts those that came after the section stored a
- * CMD_SYNC's MSIADDR (bit 33 of r15 marks the store).  Three
- * mutants, each with its own name and counter, which the storm must catch:
- * HWT_RSEQ_BROKEN_COMMIT (hwt__rseq_insert_broken) commits PROD before it
- * writes the entries, so that a restart after the commit inserts them twice
- * and the device may read slots not yet written; HWT_RSEQ_BROKEN_POST
+ * CMD_SYNC's MSIADDR (bit 33 of r15 marks the store).  Mutants, each with
+ * its own names (the insertion's, and hwt__rseq_publish_<the same suffix>)
+ * and counter, which the storm must catch:
+ * HWT_RSEQ_BROKEN_COMMIT (hwt__rseq_insert_broken) commits sprod before it
+ * writes the entries, so that a restart after the commit leaves slots below
+ * sprod unwritten, which the next publish gives the device; HWT_RSEQ_BROKEN_POST
  * (hwt__rseq_insert_broken_post) ends the section before the commit
  * (post_commit_offset one instruction short), so that a thread stopped at the
- * commit stores a stale PROD; HWT_RSEQ_BROKEN_NOCPU
+ * commit stores a stale sprod; HWT_RSEQ_BROKEN_NOCPU
  * (hwt__rseq_insert_broken_nocpu) does not check the CPU again inside the
  * section, so that a thread moved between the CPU read and the section's
  * start fills another CPU's ring; HWT_RSEQ_BROKEN_MSIADDR
  * (hwt__rseq_insert_broken_msiaddr) does not store a CMD_SYNC's MSIADDR
  * (HWT__RSEQ_K_SYNC_MSI), so that the device sees MSIADDR 0 and writes no
- * MSI into the slot.  The library is built with none of them.
+ * MSI into the slot; HWT_RSEQ_BROKEN_PUBOUT (hwt__rseq_insert_broken_pubout)
+ * publishes outside any section (the model's z4), so that a thread stopped
+ * between its load of sprod and its store of PROD stores a stale PROD
+ * after another thread of that CPU published more: PROD moves back (32
+ * pause instructions between the two, the model's stall, widen the window
+ * for the storm's signals to hit).  The
+ * library is built with none of them.
  */
 #include "arch/asm.h"
 #include "arch/rseq.h"
 
-#if defined(HWT_RSEQ_BROKEN_COMMIT)
-#define FN hwt__rseq_insert_broken
-#define ABORTS hwt__rseq_broken_aborts
-#elif defined(HWT_RSEQ_BROKEN_POST)
-#define FN hwt__rseq_insert_broken_post
-#define ABORTS hwt__rseq_broken_post_aborts
-#elif defined(HWT_RSEQ_BROKEN_NOCPU)
-#define FN hwt__rseq_insert_broken_nocpu
-#define ABORTS hwt__rseq_broken_nocpu_aborts
-#elif defined(HWT_RSEQ_BROKEN_MSIADDR)
-#define FN hwt__rseq_insert_broken_msiaddr
-#define ABORTS hwt__rseq_broken_msiaddr_aborts
-#elif defined(HWT_RSEQ_TEST)
-#define FN hwt__rseq_insert_test
-#define ABORTS hwt__rseq_test_aborts
-#define MSI_ABORTS hwt__rseq_test_msi_aborts /* restarts after the MSIADDR store */
-#else
-#define FN hwt__rseq_insert
-#endif
+#include "arch/rseq_builds.h"
 
 /*
  * rdi = rings, esi = nrings, rdx = ents, ecx = k, r8 = cpu_out, r9 = prod_out.
  * Kept across the section and its restarts (the abort handler finds the
  * registers as the interrupted code left them, so the section writes none of
  * these): rdi, esi, rdx, r8, r9, r10 = __rseq_offset, r15d = k (without the
- * flag), bit 32 of r15 = HWT__RSEQ_K_SYNC_MSI (r15 is read only as r15d, or
- * in 32-bit results).
+ * flags), bit 32 of r15 = HWT__RSEQ_K_SYNC_MSI, bit 34 =
+ * HWT__RSEQ_K_NO_PUBLISH (r15 is read only as r15d, or in 32-bit results).
  * Set before the section for the ring of the CPU read: r11 = ring,
  * r12 = &PROD, ebx = 2^shift, ebp = WRP|IDX mask.  In the section:
  * r13d = prod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
  */
+	/* rax = &__rseq_offset, or to \nosys. */
+	.macro	rseq_offset nosys
+	mov	__rseq_size@GOTPCREL(%rip), %rax	/* weak: 0 without glibc >= 2.35 */
+	test	%rax, %rax
+	jz	\nosys
+	cmpl	$HWT__RSEQ_MIN_SIZE, (%rax)		/* 0: not registered */
+	jb	\nosys
+	mov	__rseq_offset@GOTPCREL(%rip), %rax
+	test	%rax, %rax
+	jz	\nosys
+	.endm
+
+	.macro	pop_saved
+	pop	%r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r15
+	pop	%r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r14
+	pop	%r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r13
+	pop	%r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r12
+	pop	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
+	pop	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbx
+	.endm
+
+	.macro	count_abort counter
+	lock incq \counter(%rip)			/* test builds only */
+	.endm
+
 	.text
 	.globl	FN
 	.hidden	FN
@@ -64,14 +90,8 @@
 FN:
 	.cfi_startproc
 	HWT_ASM_ENTRY				/* landing pad: arch/asm.h */
-	mov	__rseq_size@GOTPCREL(%rip), %rax	/* weak: 0 without glibc >= 2.35 */
-	test	%rax, %rax
-	jz	.Lnosys
-	cmpl	$HWT__RSEQ_MIN_SIZE, (%rax)		/* 0: not registered */
-	jb	.Lnosys
-	mov	__rseq_offset@GOTPCREL(%rip), %rax
-	test	%rax, %rax
-	jnz	.Lhave
+	rseq_offset .Lnosys
+	jmp	.Lhave
 .Lnosys:
 	mov	$-HWT__RSEQ_ENOSYS, %eax
 	ret
@@ -96,9 +116,13 @@ FN:
 	.cfi_rel_offset %r15, 0
 	mov	(%rax), %r10			/* the area is at %fs:(%r10) */
 	mov	%ecx, %r15d
-	btr	$HWT__RSEQ_K_SYNC_MSI_BIT, %r15d	/* CF: the flag; r15d: k */
+	and	$~(HWT__RSEQ_K_SYNC_MSI | HWT__RSEQ_K_NO_PUBLISH), %r15d	/* k */
+	bt	$HWT__RSEQ_K_SYNC_MSI_BIT, %ecx
 	jnc	1f
 	bts	$32, %r15				/* the flag, in bit 32 of r15 */
+1:	bt	$HWT__RSEQ_K_NO_PUBLISH_BIT, %ecx
+	jnc	1f
+	bts	$34, %r15				/* the flag, in bit 34 of r15 */
 1:	test	%r15d, %r15d
 	jz	.Leinval_cpu
 
@@ -122,15 +146,16 @@ FN:
 	ja	.Leinval
 	lea	.Lcs(%rip), %rcx
 
-	/* The section: [.Lstart, .Lpost), one store of PROD as its last
-	 * instruction.  Open it: rseq_cs = &.Lcs. */
+	/* Step 1, the insertion: [.Lstart, .Lpost), one store of sprod as
+	 * its last instruction.  It never loads PROD, which the device polls
+	 * (a load would miss).  Open it: rseq_cs = &.Lcs. */
 .Lstart:
 	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
 #ifndef HWT_RSEQ_BROKEN_NOCPU
 	cmpl	%eax, %fs:HWT__RSEQ_CPU_ID(%r10)	/* migrated since the read? */
 	jne	.Labort
 #endif
-	movl	(%r12), %r13d				/* PROD: only this CPU writes it */
+	movl	HWT__RSEQ_RING_SPROD(%r11), %r13d	/* sprod: only this CPU's sections */
 	movl	HWT__RSEQ_RING_CCONS(%r11), %r14d
 	mov	%r13d, %ecx
 	sub	%r14d, %ecx
@@ -154,7 +179,7 @@ FN:
 #ifdef HWT_RSEQ_BROKEN_COMMIT
 	lea	(%r13,%r15), %ecx
 	and	%ebp, %ecx
-	mov	%ecx, (%r12)				/* BROKEN: commit first */
+	mov	%ecx, HWT__RSEQ_RING_SPROD(%r11)	/* BROKEN: commit first */
 #endif
 	/* The first run: min(k, 2^shift - idx) entries from slot idx. */
 	lea	-1(%rbx), %ecx
@@ -205,15 +230,24 @@ FN:
 4:	lea	(%r13,%r15), %eax
 	and	%ebp, %eax
 #ifndef HWT_RSEQ_BROKEN_COMMIT
-	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
-	 * of PROD before it reads the slots); a plain store is a release on x86. */
+	/* The commit: sprod, a line no other CPU touches. */
 .Lcommit:
-	mov	%eax, (%r12)
+	mov	%eax, HWT__RSEQ_RING_SPROD(%r11)
 #endif
 .Lpost:
-	/* Out of the section (rseq_cs is cleared at .Lout). */
+	/* Out of step 1: the entries are in; step 2 publishes them from this
+	 * CPU (at .Lpublish, with r10, r11, rsi = &PROD, edx = the CPU). */
 	movl	%eax, (%r9)
-	xor	%eax, %eax
+	bt	$34, %r15
+	jc	.Lnopub
+	mov	%r12, %rsi
+	movl	(%r8), %edx
+	.cfi_remember_state
+	pop_saved
+	jmp	.Lpublish
+	.cfi_restore_state
+.Lnopub:
+	mov	$HWT__RSEQ_MOVED, %eax
 	jmp	.Lout
 .Lfull:
 	mov	$-HWT__RSEQ_EAGAIN, %eax
@@ -236,24 +270,7 @@ FN:
 	 * process with SIGSEGV. */
 	movq	$0, %fs:HWT__RSEQ_CS(%r10)
 	.cfi_remember_state
-	pop	%r15
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %r15
-	pop	%r14
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %r14
-	pop	%r13
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %r13
-	pop	%r12
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %r12
-	pop	%rbp
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %rbp
-	pop	%rbx
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %rbx
+	pop_saved
 	ret
 	.cfi_restore_state
 
@@ -262,19 +279,89 @@ FN:
 	.byte	0x0f, 0xb9, 0x3d
 	.long	HWT__RSEQ_SIG
 	/* abort_ip: the kernel has cleared rseq_cs; nothing to undo (entries
-	 * past PROD are not published, ccons holds a CONS value read). */
+	 * past sprod are not committed, ccons holds a CONS value read). */
 .Labort:
 #ifdef ABORTS
-	lock incq ABORTS(%rip)				/* test builds only */
+	count_abort ABORTS
 #endif
 #ifdef MSI_ABORTS
 	btr	$33, %r15				/* after the MSIADDR store? */
 	jnc	.Lretry
-	lock incq MSI_ABORTS(%rip)
+	count_abort MSI_ABORTS
 #endif
 	jmp	.Lretry
 	.cfi_endproc
 	.size	FN, .-FN
+
+/*
+ * hwt__rseq_publish: rdi = rings, esi = nrings, edx = cpu.  Step 2 of
+ * hwt__rseq_insert too, which jumps to .Lpublish with r10 = __rseq_offset,
+ * r11 = the ring, rsi = &PROD, edx = the CPU (kept across the section and
+ * its restarts), its callee-saved registers restored.
+ */
+	.globl	PUB
+	.hidden	PUB
+	.type	PUB, @function
+	.p2align 4
+PUB:
+	.cfi_startproc
+	HWT_ASM_ENTRY
+	rseq_offset .Lpnosys
+	cmp	%esi, %edx
+	jae	.Lperange
+	mov	(%rax), %r10
+	mov	%edx, %r11d
+	shl	$HWT__RSEQ_RING_LOG2, %r11
+	add	%rdi, %r11
+	mov	HWT__RSEQ_RING_PROD(%r11), %rsi
+.Lpublish:
+	lea	.Lcs2(%rip), %rcx
+	/* Step 2, the publish: [.Lstart2, .Lpost2), one store of PROD as its
+	 * last instruction; only on the ring's CPU, whose sections alone move
+	 * sprod: the value read is the latest, and nothing can move it on
+	 * before the store without restarting this. */
+.Lstart2:
+#ifndef HWT_RSEQ_BROKEN_PUBOUT
+	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
+#endif
+	cmpl	%edx, %fs:HWT__RSEQ_CPU_ID(%r10)	/* on the ring's CPU? */
+	jne	.Lmoved
+	movl	HWT__RSEQ_RING_SPROD(%r11), %eax
+#ifdef HWT_RSEQ_BROKEN_PUBOUT
+	mov	$32, %ecx				/* BROKEN: and a stall (the window) */
+1:	pause
+	dec	%ecx
+	jnz	1b
+#endif
+	/* R_PROD, the commit: pairs with the device's A_PROD (its acquire load
+	 * of PROD before it reads the slots); a plain store is a release on x86. */
+.Lcommit2:
+	mov	%eax, (%rsi)
+.Lpost2:
+	xor	%eax, %eax
+.Lpout:
+	movq	$0, %fs:HWT__RSEQ_CS(%r10)		/* as at .Lout */
+	ret
+.Lmoved:
+	mov	$HWT__RSEQ_MOVED, %eax
+	jmp	.Lpout
+.Lperange:
+	mov	$-HWT__RSEQ_ERANGE, %eax
+	ret
+.Lpnosys:
+	mov	$-HWT__RSEQ_ENOSYS, %eax
+	ret
+
+	.byte	0x0f, 0xb9, 0x3d
+	.long	HWT__RSEQ_SIG
+	/* abort_ip: start step 2 again; on another CPU it stores nothing. */
+.Labort2:
+#ifdef ABORTS
+	count_abort ABORTS
+#endif
+	jmp	.Lpublish
+	.cfi_endproc
+	.size	PUB, .-PUB
 
 	/* The descriptor (struct rseq_cs): 32-byte aligned; .data.rel.ro, as its
 	 * addresses need relocating in a shared library, read-only after that. */
@@ -290,6 +377,13 @@ FN:
 	.quad	.Lpost - .Lstart		/* post_commit_offset */
 #endif
 	.quad	.Labort				/* abort_ip */
+	.balign	32
+.Lcs2:
+	.long	0
+	.long	0
+	.quad	.Lstart2
+	.quad	.Lpost2 - .Lstart2
+	.quad	.Labort2
 
 #ifdef ABORTS
 	.bss
