@@ -21,7 +21,8 @@
  *
  * Configs: one queue per CPU with MSI and with CONS polling (rseq where
  * registered: run again under GLIBC_TUNABLES=glibc.pthread.rseq=0 for the
- * shared path), and 3 queues on a device of 4 (shared path, queue 2 never
+ * shared path), the same with every rseq insertion published as after a
+ * move (the thread pins itself to the CPU it inserted on), and 3 queues on a device of 4 (shared path, queue 2 never
  * chosen on 2 CPUs).  HWT_STRESS_MS sets each run's time (default 400).
  *
  * On broken code: built with -DHWT_CMDQ_BROKEN_SYNC_ONE_QUEUE (a sync that
@@ -46,9 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmdq/impl.h"
 #include "common/time.h"
 
 #define NPROD 8
+#define MOVED_ALL 0x7fffffffu
 #define MAXN 16 /* commands per call, at most */
 
 struct storm {
@@ -220,7 +223,7 @@ static void *gatekeeper(void *arg)
 	return NULL;
 }
 
-static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool storm)
+static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool storm, bool moved)
 {
 	struct mqrig_opt opt = { .numq = numq, .queues = queues, .disable_msi = disable_msi,
 				 .timeout_ns = 5000000000ull, .cap = 1ull << 21 };
@@ -238,6 +241,8 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 	tst_why_init(&s->bad);
 	mqrig_up(&s->r, &opt);
 	hwt_cmdq_get_info(s->r.q, &info);
+	if (moved) /* every insertion publishes as after a move */
+		hwt__cmdq_test_moved(s->r.q, MOVED_ALL);
 	s->gated = storm;
 	s->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 	s->min_calls = 200;
@@ -265,15 +270,22 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 		pthread_join(mov_th, NULL);
 		pthread_join(gate_th, NULL);
 	}
+	if (moved && !strcmp(info.insert_path, "rseq")) {
+		unsigned left = atomic_load_explicit(&s->r.q->mq->test_moved, memory_order_relaxed);
+
+		TLOG("%u insertions published as after a move", MOVED_ALL - left);
+		ASSERT_GT(MOVED_ALL - left, 0);
+	}
 	hwt_smmu_dev_get_stats(s->r.dev, &st);
 	for (unsigned i = 0; i < s->r.nq && i < MQRIG_MAXQ; i++) {
 		per_q[i] = atomic_load_explicit(&s->r.per_queue[i], memory_order_relaxed);
 		len += (size_t)snprintf(qs + len, sizeof(qs) - len, "%s%llu", i ? "/" : "",
 					(unsigned long long)per_q[i]);
 	}
-	TLOG("%u queues of %u, %s path, %s%s: %llu calls, %llu hwt_cmdq_sync, %llu signals, %llu moves, "
+	TLOG("%u queues of %u, %s path, %s%s%s: %llu calls, %llu hwt_cmdq_sync, %llu signals, %llu moves, "
 	     "%u gates (%u refusals); commands per queue %s", info.queues, numq, info.insert_path,
-	     disable_msi ? "CONS" : "MSI", storm ? ", storm" : "", (unsigned long long)s->calls,
+	     disable_msi ? "CONS" : "MSI", storm ? ", storm" : "", moved ? ", moved" : "",
+	     (unsigned long long)s->calls,
 	     (unsigned long long)s->syncs, (unsigned long long)s->signals,
 	     (unsigned long long)s->moves, s->r.gate_passed, s->r.gate_tries - s->r.gate_passed, qs);
 	/* What the executor saw first (a duplicate explains a timeout). */
@@ -310,18 +322,28 @@ static unsigned cpus(void)
 
 TEST_TIMEOUT(storm_per_cpu_msi, 120)
 {
-	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, false, false);
-	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, false, true);
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, false, false, false);
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, false, true, false);
 }
 
 TEST_TIMEOUT(storm_per_cpu_cons, 120)
 {
-	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, true, false);
-	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, true, true);
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, true, false, false);
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, true, true, false);
+}
+
+/* The rseq path's second step taken as after a move on every insertion
+ * (hwt__cmdq_test_moved): the thread publishes from the CPU it inserted
+ * on, pinning itself there when the storm has moved it (percpu.c
+ * publish_on), with its mask restored after. */
+TEST_TIMEOUT(storm_per_cpu_moved, 120)
+{
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, false, true, true);
+	storm_run(cpus(), HWT_CMDQ_QUEUES_PER_CPU, true, true, true);
 }
 
 TEST_TIMEOUT(storm_three_queues_shared, 120)
 {
-	storm_run(4, 3, false, true);
-	storm_run(4, 3, true, true);
+	storm_run(4, 3, false, true, false);
+	storm_run(4, 3, true, true, false);
 }
