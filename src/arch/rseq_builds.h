@@ -5,7 +5,8 @@
  * mutants the restart storm must catch (tests/stress/rseq.c; what each
  * breaks: src/arch/x86_64/rseq.S).  FN is the insertion, PUB the publish,
  * ABORTS the restart counter (test builds only), MSI_ABORTS the restarts
- * after a CMD_SYNC's MSIADDR store (HWT_RSEQ_TEST only).
+ * after a CMD_SYNC's MSIADDR store and PUB_ABORTS those of the publish
+ * (HWT_RSEQ_TEST only).
  */
 #if defined(HWT_RSEQ_BROKEN_COMMIT)
 #define FN hwt__rseq_insert_broken
@@ -32,6 +33,7 @@
 #define PUB hwt__rseq_publish_test
 #define ABORTS hwt__rseq_test_aborts
 #define MSI_ABORTS hwt__rseq_test_msi_aborts
+#define PUB_ABORTS hwt__rseq_test_pub_aborts
 #else
 #define FN hwt__rseq_insert
 #define PUB hwt__rseq_publish

@@ -152,6 +152,8 @@ struct hwt__cmdq_mq {
 	struct hwt__cmdq_anchor *anchor;  /* records find the object through it */
 	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
 	_Atomic unsigned test_moved;      /* tests: insertions left to make "moved" */
+	_Atomic bool test_nopin;          /* tests: a publish's pin fails (EINVAL) */
+	_Atomic uint64_t pins;            /* publishes pinned to another CPU (a statistic) */
 };
 
 /* The record says: queue i holds this thread's entries up to e (set), or
@@ -210,6 +212,9 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
 /* Tests: the next n insertions on q's rseq path leave their publish to the
  * path of a thread that moved (HWT__RSEQ_K_NO_PUBLISH, arch/rseq.h). */
 void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n);
+/* Tests: while on, a publish's pin to the CPU it needs fails as for a CPU
+ * the thread may not run on (EINVAL). */
+void hwt__cmdq_test_nopin(struct hwt_cmdq *q, bool on);
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);

@@ -121,49 +121,76 @@ static bool published(const struct hwt_cmdq *q, unsigned qi, uint32_t e)
 	return ((x - e) & (2 * size - 1)) < size;
 }
 
+/* Pins the calling thread to CPU cpu alone: 0 or an errno value (a test
+ * may make it fail as for a CPU the thread may not run on). */
+static int pin_to(struct hwt_cmdq *q, unsigned cpu)
+{
+	cpu_set_t one;
+
+	if (atomic_load_explicit(&q->mq->test_nopin, memory_order_relaxed))
+		return EINVAL;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one); /* cpu < nq <= NUMQ < CPU_SETSIZE */
+	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
 /*
  * The thread inserted up to e on queue qi and did not publish (it moved
  * off CPU qi between the two steps, or a test said so): publish from CPU
  * qi, as only there is the publish safe (a store of PROD from another CPU
  * could move PROD back: the model's z1 and z2).  The thread pins itself to
- * CPU qi (again, whenever something moved it away), publishes, and gets
- * its mask back.  Also done when another producer of CPU qi has published
- * past e.  A CPU the thread may not run on (offline, outside its cpuset)
- * leaves the entries to that CPU's next call, until the deadline:
- * -ETIMEDOUT, the entries unpublished.  A mask the program changes from
- * another thread meanwhile is overwritten by the one saved here.
+ * CPU qi (again after each wait step: something may move it away), tries
+ * the publish at once, and gets its mask back.  Also done when another
+ * producer of CPU qi has published past e.  A CPU the thread may not run
+ * on (offline, outside its cpuset) leaves the entries to that CPU's next
+ * call, until the deadline: -ETIMEDOUT, the entries unpublished.  A mask
+ * the program changes from another thread meanwhile is overwritten by the
+ * one saved here.  offcpu: tests only (MOVED_BY_TEST).
  */
-static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline)
+static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, bool offcpu, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
-	cpu_set_t old, one;
-	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(old), &old) == 0, pinned = false;
-	int err = 0, pin = 0, r;
+	cpu_set_t old;
+	bool saved = false, pinned = false;
+	int err = 0, pin = -1, why = 0, r; /* pin: -1 to try (again), 0 done, else errno */
 
-	CPU_ZERO(&one);
-	CPU_SET(qi, &one); /* qi < nq <= NUMQ < CPU_SETSIZE */
 	hwt__devwait_next(&w, 0, NULL, NULL);
-	while ((r = hwt__rseq_publish(q->mq->rings, q->nq, qi)) == HWT__RSEQ_MOVED &&
-	       !published(q, qi, e)) {
-		pin = saved ? pthread_setaffinity_np(pthread_self(), sizeof(one), &one) : ENOSYS;
-		pinned |= !pin;
+	/* offcpu (a test's): tries fail as off CPU qi would, until a pin */
+	while ((r = offcpu ? HWT__RSEQ_MOVED : hwt__rseq_publish(q->mq->rings, q->nq, qi)) ==
+		       HWT__RSEQ_MOVED && !published(q, qi, e)) {
+		if (pin < 0) {
+			pin = saved ? 0 : pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+			saved = !pin;
+			if (saved)
+				pin = pin_to(q, qi);
+			if (!pin) {
+				pinned = true, offcpu = false;
+				atomic_fetch_add_explicit(&q->mq->pins, 1, memory_order_relaxed);
+				continue; /* publish at once, before the deadline's check */
+			}
+			why = pin;
+		}
 		err = hwt__devwait_step(&w, false);
 		if (err)
 			break;
+		pin = -1;
 	}
-	if (pinned)
-		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	if (pinned && (pin = pthread_setaffinity_np(pthread_self(), sizeof(old), &old)) != 0)
+		hwt__cmdq_log(sq, "CMDQ: the thread's CPU mask, set to CPU %u for a publish there, could "
+			      "not be restored (errno %d): it stays on CPU %u", qi, pin, qi);
 	*deadline = w.deadline;
 	if (r < 0) /* -ENOSYS, -ERANGE: ruled out at create */
-		err = r;
+		return r;
 	if (err) {
 		char buf[HWT__VERDICT_LEN];
 
 		hwt__cmdq_log(sq, "CMDQ %s: commands inserted on CPU %u's queue up to 0x%08x, not "
-			      "published (this thread moved off that CPU%s%s) [PROD 0x%08x]",
-			      hwt__cmdq_verdict(sq, err, buf), qi, e, pin ? " and cannot run there: " : "",
-			      pin ? strerror(pin) : "", hwt__reg_q_read_prod(sq->regs, qi));
+			      "published: this thread moved off that CPU%s [PROD 0x%08x]",
+			      hwt__cmdq_verdict(sq, err, buf), qi, e,
+			      why == EINVAL ? " and may not run there (offline, or not in its allowed CPUs)"
+			      : why ? " and could not pin itself there" : "",
+			      hwt__reg_q_read_prod(sq->regs, qi));
 	}
 	return err;
 }
@@ -205,7 +232,7 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
 
 	/* The idle rule holds only once e is published (the model's z3). */
 	if (rec_unpub(rec, qi)) {
-		err = publish_on(q, qi, e, deadline);
+		err = publish_on(q, qi, e, false, deadline);
 		if (err)
 			return err;
 		rec_set_unpub(rec, qi, false);
@@ -292,9 +319,10 @@ static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *dea
 	hwt__devwait_next(&w, 63, no_space, &s);
 	err = hwt__devwait_check(&w, &now);
 	while (!err && no_space(&s)) {
-		/* The device signals the full -> not-full edge: sleep on events
-		 * while the queue is full, else back off. */
-		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.sp, s.cons));
+		/* The device signals the full -> not-full edge of PROD's queue;
+		 * full by sprod alone (a producer between its two steps) gets
+		 * no event. */
+		err = hwt__devwait_step(&w, sq->sev && hwt__q_full(sq->shift, s.prod, s.cons));
 	}
 	if (err) {
 		char buf[HWT__VERDICT_LEN];
@@ -386,8 +414,17 @@ void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n)
 	atomic_store_explicit(&q->mq->test_moved, n, memory_order_relaxed);
 }
 
+void hwt__cmdq_test_nopin(struct hwt_cmdq *q, bool on)
+{
+	atomic_store_explicit(&q->mq->test_nopin, on, memory_order_relaxed);
+}
+
 /* HWT__RSEQ_K_NO_PUBLISH while a test asks for "moved" insertions, else 0
- * (one relaxed load of a word beside the rings). */
+ * (one relaxed load of a word beside the rings).  Such an insertion comes
+ * back from insert() as MOVED_BY_TEST, and its publish starts as if the
+ * thread ran on another CPU, so that it pins itself (to the CPU it is on). */
+#define MOVED_BY_TEST (HWT__RSEQ_MOVED + 1)
+
 static uint32_t test_flag(struct hwt_cmdq *q)
 {
 	_Atomic unsigned *n = &q->mq->test_moved;
@@ -401,14 +438,18 @@ static uint32_t test_flag(struct hwt_cmdq *q)
 
 /* k entries at ents on this CPU's queue; waits for room outside the
  * sections.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).  *qi, *prod:
- * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED: in,
- * not published (settle() publishes); negative: nothing went in. */
+ * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED (or
+ * MOVED_BY_TEST): in, not published (settle() publishes); negative: nothing
+ * went in. */
 static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t flag,
 		  uint64_t *deadline, unsigned *qi, uint32_t *prod)
 {
 	for (;;) {
-		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag | test_flag(q), qi, prod);
+		uint32_t t = test_flag(q);
+		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag | t, qi, prod);
 
+		if (err == HWT__RSEQ_MOVED && t)
+			return MOVED_BY_TEST;
 		/* -ERANGE: a CPU number at or past the possible CPUs'
 		 * highest, which the kernel never gives; -EINVAL, -ENOSYS:
 		 * ruled out at create and by the caller. */
@@ -425,14 +466,14 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t fla
 	}
 }
 
-/* insert() put the call's entries into queue qi up to e (in: its 0 or
- * HWT__RSEQ_MOVED): publish them from CPU qi if the section could not,
- * note them in the record (with rec->unpub if that failed), and ring the
- * doorbell. */
+/* insert() put the call's entries into queue qi up to e (in: its 0,
+ * HWT__RSEQ_MOVED or MOVED_BY_TEST): publish them from CPU qi if the
+ * section could not, note them in the record (with rec->unpub if that
+ * failed), and ring the doorbell. */
 static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigned qi, uint32_t e,
 		  uint64_t *deadline)
 {
-	int err = in == HWT__RSEQ_MOVED ? publish_on(q, qi, e, deadline) : 0;
+	int err = in ? publish_on(q, qi, e, in == MOVED_BY_TEST, deadline) : 0;
 
 	/* The record: plain stores, thread-local (no atomic, no lock). */
 	hwt__cmdq_rec_set(rec, qi, e);

@@ -300,12 +300,17 @@ static void *producer(void *arg)
 		if (rc == -EAGAIN)
 			break;
 		if (rc == HWT__RSEQ_MOVED) { /* in, not published: from that CPU only */
+			unsigned tries = 0;
+
 			atomic_fetch_add_explicit(&r->moved, 1, memory_order_relaxed);
-			while ((rc = r->publish(r->rings, r->nrings, cpu)) == HWT__RSEQ_MOVED)
+			atomic_fetch_add_explicit(&r->moved_real, !nopub, memory_order_relaxed);
+			while ((rc = r->publish(r->rings, r->nrings, cpu)) == HWT__RSEQ_MOVED) {
 				if ((rc = pin_to(0, true, (int)cpu)) != 0) {
 					rc = -rc;
 					break;
 				}
+				backoff(&tries);
+			}
 		}
 		if (rc != 0) {
 			atomic_store_explicit(&r->error, rc, memory_order_relaxed);
@@ -475,12 +480,12 @@ uint64_t rseqrig_run(struct rig *r, bool storm, uint64_t ms, bool allow_violatio
 	for (unsigned i = 0; i < r->nrings && i < MAX_CPUS; i++)
 		used += atomic_load_explicit(&r->ring_used[i], memory_order_relaxed) > 0;
 	TLOG("%s: %u producers, %llu entries inserted (%llu calls ending in a sync), %llu consumed, "
-	     "%llu missing, %llu EAGAIN, %llu published after a move, "
+	     "%llu missing, %llu EAGAIN, %llu published after a move (%llu not asked for), "
 	     "rings used %u of %u, %llu signals, %llu hops (%llu failed), %llu moves, %llu violations%s%s",
 	     storm ? "storm" : "plain", r->nprod, (unsigned long long)total,
 	     rseqrig_stat(&r->syncs), (unsigned long long)r->consumed,
 	     (unsigned long long)missing,
-	     rseqrig_stat(&r->eagain), rseqrig_stat(&r->moved),
+	     rseqrig_stat(&r->eagain), rseqrig_stat(&r->moved), rseqrig_stat(&r->moved_real),
 	     used, r->nrings,
 	     rseqrig_stat(&rseqrig_sg.signals), rseqrig_stat(&rseqrig_sg.hops),
 	     rseqrig_stat(&rseqrig_sg.hop_errors), rseqrig_stat(&r->moves),

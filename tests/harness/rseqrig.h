@@ -41,6 +41,7 @@ BUILD_SYMS(_broken_nocpu, broken_nocpu)
 BUILD_SYMS(_broken_msiaddr, broken_msiaddr)
 BUILD_SYMS(_broken_pubout, broken_pubout)
 extern uint64_t hwt__rseq_test_msi_aborts __attribute__((weak));
+extern uint64_t hwt__rseq_test_pub_aborts __attribute__((weak));
 
 /* A build of the assembly: its functions and its restart counter. */
 struct build {
@@ -106,6 +107,7 @@ struct rig {
 	/* producers' results */
 	struct ins *log[MAX_PRODUCERS];
 	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[MAX_CPUS], syncs, moved;
+	_Atomic uint64_t moved_real; /* of moved: not asked for (HWT__RSEQ_K_NO_PUBLISH) */
 	_Atomic int error;
 	_Atomic uint64_t moves;
 };

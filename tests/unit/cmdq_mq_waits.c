@@ -211,6 +211,89 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	free(r);
 }
 
+/* --- rseq path: a publish from the CPU of the insertion ---------------------- */
+
+/* The calling thread's mask is {a, b} (b may equal a). */
+static bool mask_is(unsigned a, unsigned b)
+{
+	cpu_set_t set;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set))
+		return false;
+	return CPU_ISSET(a, &set) && CPU_ISSET(b, &set) && (unsigned)CPU_COUNT(&set) == 1 + (a != b);
+}
+
+static void set_mask(unsigned a, unsigned b)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(a, &set);
+	CPU_SET(b, &set);
+	ASSERT_OK(pthread_setaffinity_np(pthread_self(), sizeof(set), &set));
+}
+
+/* An insertion whose publish must come from another CPU (a test's "moved",
+ * whose publish starts as off that CPU) pins the thread there, publishes,
+ * and gives the thread its mask back. */
+TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt_cmdq_cmd c[3];
+
+	mqrig_need_cpus(2);
+	need_rseq();
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	set_mask(0, 1);
+	mqrig_cmds(r, 0, 0, c, 3);
+	hwt__cmdq_test_moved(r->q, 2);
+	ASSERT_OK(hwt_cmdq_issue(r->q, c, 2, false));
+	ASSERT_OK(hwt_cmdq_issue(r->q, c + 2, 1, true));
+	ASSERT_EQ(atomic_load_explicit(&r->q->mq->pins, memory_order_relaxed), 2);
+	ASSERT_TRUE(mask_is(0, 1));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 3);
+	ASSERT_FALSE(mqrig_violation(r));
+	mqrig_down(r);
+	free(r);
+}
+
+/* A thread that may not run on the CPU of its insertion (the pin fails, as
+ * for a CPU taken offline): the call returns -ETIMEDOUT with its command
+ * unpublished, and the thread's next hwt_cmdq_sync, from another CPU,
+ * publishes it from that CPU before it waits there (the idle rule alone
+ * would say "done": the queue is idle with the command unpublished). */
+TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
+{
+	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 50000000 };
+	struct mqrig *r = malloc(sizeof(*r));
+	struct hwt_cmdq_cmd c;
+
+	mqrig_need_cpus(2);
+	need_rseq();
+	ASSERT_TRUE(r);
+	mqrig_up(r, &opt);
+	ASSERT_TRUE(mqrig_pin(0));
+	mqrig_cmds(r, 0, 0, &c, 1);
+	hwt__cmdq_test_moved(r->q, 1);
+	hwt__cmdq_test_nopin(r->q, true);
+	ASSERT_EQ(hwt_cmdq_issue(r->q, &c, 1, false), -ETIMEDOUT);
+	ASSERT_TRUE(logged(&r->log, "not published: this thread moved off that CPU and may not run there"));
+	hwt__sleep_ns(20000000);
+	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 0);
+	hwt__cmdq_test_nopin(r->q, false);
+	ASSERT_TRUE(mqrig_pin(1));
+	ASSERT_OK(hwt_cmdq_sync(r->q));
+	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 1);
+	ASSERT_EQ(atomic_load_explicit(&r->q->mq->pins, memory_order_relaxed), 1);
+	ASSERT_TRUE(mask_is(1, 1));
+	ASSERT_FALSE(mqrig_violation(r));
+	mqrig_down(r);
+	free(r);
+}
+
 /* --- rseq path, MSI polling: a thread cancelled in its wait ------------------- */
 
 #if defined(__has_feature)

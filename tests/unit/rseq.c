@@ -130,14 +130,14 @@ TEST(rseq_contract)
 	ASSERT_EQ(cpu, here);
 	ASSERT_EQ(prod, 6);
 	ASSERT_EQ(g->sprod, 6);
-	ASSERT_EQ(atomic_load(&q->prod), 6); /* published */
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 6); /* published */
 	ASSERT_EQ(memcmp(g->slots, ents, 6 * 16), 0);
 	/* 2 free: 3 do not fit, CONS unchanged, ccons refreshed to it */
 	prod = 77;
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 3, &cpu, &prod), -EAGAIN);
 	ASSERT_EQ(rseq_cs_now(), 0);
 	ASSERT_EQ(prod, 77);
-	ASSERT_EQ(atomic_load(&q->prod), 6);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 6);
 	/* the device consumed 5, with ERR bits set in CONS: masked off */
 	atomic_store_explicit(&q->cons, 5u | 0x7fu << 24, memory_order_relaxed);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents + 2, 7, &cpu, &prod), 0);
@@ -155,7 +155,7 @@ TEST(rseq_contract)
 	ASSERT_EQ(memcmp(g->slots, ents + 6, 5 * 16), 0);
 	for (unsigned i = 0; i < r.nrings; i++)
 		if (i != here)
-			ASSERT_EQ(atomic_load(&r.q[i].prod) | r.rings[i].sprod, 0);
+			ASSERT_EQ(atomic_load_explicit(&r.q[i].prod, memory_order_relaxed) | r.rings[i].sprod, 0);
 
 	/* HWT__RSEQ_K_SYNC_MSI: the last entry's dw1 = its slot's IOVA, the
 	 * others untouched; in one run (slots 5, 6) and at the wrap (slots 7,
@@ -192,7 +192,7 @@ TEST(rseq_contract)
 	atomic_store_explicit(&q->cons, 10u, memory_order_relaxed);
 	ASSERT_EQ(k64(r.rings, r.nrings, ents, 7ull << 32 | 2, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 12);
-	ASSERT_EQ(atomic_load(&q->prod), 12);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 12);
 	ASSERT_EQ(memcmp(g->slots + 4, ents, 2 * 16), 0); /* dw1 of the last as written */
 	ASSERT_EQ(rseq_cs_now(), 0);
 
@@ -204,26 +204,26 @@ TEST(rseq_contract)
 	ASSERT_EQ(cpu, here);
 	ASSERT_EQ(prod, 13);
 	ASSERT_EQ(g->sprod, 13);
-	ASSERT_EQ(atomic_load(&q->prod), 12);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 12);
 	ASSERT_EQ(memcmp(g->slots + 8, ents, 16), 0);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents + 2, 2 | HWT__RSEQ_K_NO_PUBLISH, &cpu, &prod),
 		  HWT__RSEQ_MOVED);
 	ASSERT_EQ(prod, 15);
-	ASSERT_EQ(atomic_load(&q->prod), 12);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 12);
 	/* no room counts what sprod holds, published or not: 5 in use */
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 4, &cpu, &prod), -EAGAIN);
 	ASSERT_EQ(hwt__rseq_publish(r.rings, here, here), -ERANGE);
 	ASSERT_EQ(hwt__rseq_publish(r.rings, r.nrings, here), 0);
 	ASSERT_EQ(rseq_cs_now(), 0);
-	ASSERT_EQ(atomic_load(&q->prod), 15);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 15);
 	ASSERT_EQ(hwt__rseq_publish(r.rings, r.nrings, here), 0); /* again: the same PROD */
-	ASSERT_EQ(atomic_load(&q->prod), 15);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 15);
 	/* a plain insert publishes entries inserted before it as well */
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 1 | HWT__RSEQ_K_NO_PUBLISH, &cpu, &prod),
 		  HWT__RSEQ_MOVED);
 	ASSERT_EQ(hwt__rseq_insert(r.rings, r.nrings, ents, 1, &cpu, &prod), 0);
 	ASSERT_EQ(prod, 1); /* WRP clear, IDX 1 */
-	ASSERT_EQ(atomic_load(&q->prod), 1);
+	ASSERT_EQ(atomic_load_explicit(&q->prod, memory_order_relaxed), 1);
 	/* another CPU's ring: not published from here, nothing stored */
 	if (r.nrings > 1) {
 		unsigned other = (here + 1) % r.nrings;
@@ -231,7 +231,7 @@ TEST(rseq_contract)
 		r.rings[other].sprod = 3;
 		ASSERT_EQ(hwt__rseq_publish(r.rings, r.nrings, other), HWT__RSEQ_MOVED);
 		ASSERT_EQ(rseq_cs_now(), 0);
-		ASSERT_EQ(atomic_load(&r.q[other].prod), 0);
+		ASSERT_EQ(atomic_load_explicit(&r.q[other].prod, memory_order_relaxed), 0);
 	}
 	rig_free(&r);
 }

@@ -19,8 +19,8 @@
  * as w3 besides),
  * x10 = the rseq area, x17 = &.Lcs.  Set before the section for the ring of
  * the CPU read: w6 = cpu, x7 = ring, x8 = &sprod, x11 = &CONS, x12 = slots,
- * w14 = 2^shift, w15 = WRP|IDX mask.  In the section: w16 = prod, w13 = cons,
- * then w15 = the PROD to commit, x6 = iova - slots; the copy reuses x7, x9,
+ * w14 = 2^shift, w15 = WRP|IDX mask.  In the section: w16 = sprod, w13 = cons,
+ * then w15 = the sprod to commit, x6 = iova - slots; the copy reuses x7, x9,
  * x11-x14, x16 (a restart sets them again).  No callee-saved register is
  * touched.
  */
@@ -158,9 +158,9 @@ FN:
 .Lpost:
 	/* Out of step 1: the entries are in; step 2 publishes them from this
 	 * CPU (at .Lpublish, with x10, w6 = the CPU, x7 = the ring, x8 = &PROD). */
+	ldr	w6, [x4]				/* the CPU, before *prod_out */
 	str	w15, [x5]
 	tbnz	x3, #34, .Lnopub
-	ldr	w6, [x4]
 	add	x7, x0, x6, lsl #HWT__RSEQ_RING_LOG2
 	ldr	x8, [x7, #HWT__RSEQ_RING_PROD]
 	b	.Lpublish
@@ -280,6 +280,9 @@ PUB:
 #ifdef ABORTS
 	count_abort ABORTS
 #endif
+#ifdef PUB_ABORTS
+	count_abort PUB_ABORTS
+#endif
 	b	.Lpublish
 	.cfi_endproc
 	.size	PUB, .-PUB
@@ -323,6 +326,14 @@ ABORTS:
 MSI_ABORTS:
 	.quad	0
 	.size	MSI_ABORTS, 8
+#endif
+#ifdef PUB_ABORTS
+	.globl	PUB_ABORTS
+	.hidden	PUB_ABORTS
+	.type	PUB_ABORTS, %object
+PUB_ABORTS:
+	.quad	0
+	.size	PUB_ABORTS, 8
 #endif
 
 	.weak	__rseq_offset

@@ -43,7 +43,7 @@
  * HWT__RSEQ_K_NO_PUBLISH (r15 is read only as r15d, or in 32-bit results).
  * Set before the section for the ring of the CPU read: r11 = ring,
  * r12 = &PROD, ebx = 2^shift, ebp = WRP|IDX mask.  In the section:
- * r13d = prod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
+ * r13d = sprod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
  */
 	/* rax = &__rseq_offset, or to \nosys. */
 	.macro	rseq_offset nosys
@@ -237,11 +237,11 @@ FN:
 .Lpost:
 	/* Out of step 1: the entries are in; step 2 publishes them from this
 	 * CPU (at .Lpublish, with r10, r11, rsi = &PROD, edx = the CPU). */
+	movl	(%r8), %edx				/* the CPU, before *prod_out */
 	movl	%eax, (%r9)
 	bt	$34, %r15
 	jc	.Lnopub
 	mov	%r12, %rsi
-	movl	(%r8), %edx
 	.cfi_remember_state
 	pop_saved
 	jmp	.Lpublish
@@ -359,6 +359,9 @@ PUB:
 #ifdef ABORTS
 	count_abort ABORTS
 #endif
+#ifdef PUB_ABORTS
+	count_abort PUB_ABORTS
+#endif
 	jmp	.Lpublish
 	.cfi_endproc
 	.size	PUB, .-PUB
@@ -402,6 +405,14 @@ ABORTS:
 MSI_ABORTS:
 	.quad	0
 	.size	MSI_ABORTS, 8
+#endif
+#ifdef PUB_ABORTS
+	.globl	PUB_ABORTS
+	.hidden	PUB_ABORTS
+	.type	PUB_ABORTS, @object
+PUB_ABORTS:
+	.quad	0
+	.size	PUB_ABORTS, 8
 #endif
 
 	.weak	__rseq_offset
