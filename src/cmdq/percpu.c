@@ -290,20 +290,19 @@ static bool no_space(void *arg)
 	uint32_t c = hwt__cmdq_read_cons(sq); /* A_CONS */
 	int cpu = sched_getcpu();
 
-	return p == s->prod && sp == s->sp && c == s->cons && !hwt__q_has_space(sq->shift, sp, c, s->k) &&
-	       (cpu < 0 || (unsigned)cpu == sq->qi);
+	return p == s->prod && sp == s->sp && c == s->cons &&
+	       !hwt__q_has_space(sq->shift, sp, c, s->k) && (cpu < 0 || (unsigned)cpu == sq->qi);
 }
 
 /*
  * -EAGAIN from the section: queue qi has no room for k.  Wait, outside any
  * section, until its CONS, its PROD or its sprod changes (docs section 2:
  * CONS alone can come back to the same value laps later while the others
- * refill), or
- * the thread runs on another CPU (a migration: that CPU's queue may have
- * room), then the caller tries again, on the CPU it runs on then.  Each
- * time round reads the clock first, so a call that finds no room again and
- * again (PROD, CONS or the CPU changing between its polls) still gives up
- * at the call's deadline.
+ * refill), or the thread runs on another CPU (a migration: that CPU's
+ * queue may have room), then the caller tries again, on the CPU it runs on
+ * then.  Each time round reads the clock first, so a call that finds no
+ * room again and again (PROD, CONS or the CPU changing between its polls)
+ * still gives up at the call's deadline.
  */
 static int wait_space(struct hwt_cmdq *q, unsigned qi, uint32_t k, uint64_t *deadline)
 {
