@@ -145,7 +145,13 @@
 #define HWT__RSEQ_ERANGE 34
 #define HWT__RSEQ_ENOSYS 38
 
-#ifndef __ASSEMBLER__
+#ifdef __ASSEMBLER__
+/* A struct rseq_cs (32-byte aligned by the caller): version 0, flags 0
+ * (restart on preemption, migration and signals), the section [start,
+ * end), its abort handler. */
+#define HWT__RSEQ_CS_DESC(start, end, abort) \
+	.long 0; .long 0; .quad start; .quad end - start; .quad abort
+#else
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -11,6 +11,7 @@
 #include "arch/rseq.h"
 #include "bus/queue.h"
 #include "harness/harness.h"
+#include "harness/rseqrig.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -18,57 +19,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#define RING_IOVA(i) (0xfeed00000000ull + ((uint64_t)(i) << 24))
-
-/* One ring per possible CPU, as the queue has, over fake registers. */
-struct regs {
-	_Alignas(64) _Atomic uint32_t prod;
-	_Alignas(64) _Atomic uint32_t cons;
-};
-
-struct rig {
-	unsigned nrings, shift;
-	struct hwt__rseq_ring *rings;
-	struct regs *q;
-	uint64_t *slots;
-};
-
-static void rig_init(struct rig *r, unsigned shift)
-{
-	r->nrings = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
-	r->shift = shift;
-	r->rings = aligned_alloc(64, r->nrings * sizeof(*r->rings));
-	r->q = aligned_alloc(64, r->nrings * sizeof(*r->q));
-	r->slots = calloc((size_t)r->nrings << shift, 16);
-	ASSERT_TRUE(r->nrings > 0 && r->rings && r->q && r->slots);
-	memset(r->rings, 0, r->nrings * sizeof(*r->rings));
-	memset(r->q, 0, r->nrings * sizeof(*r->q));
-	for (unsigned i = 0; i < r->nrings; i++) {
-		r->rings[i].prod = (uint32_t *)&r->q[i].prod;
-		r->rings[i].cons = (const uint32_t *)&r->q[i].cons;
-		r->rings[i].slots = r->slots + ((size_t)i << shift) * 2;
-		r->rings[i].shift = shift;
-		r->rings[i].iova = RING_IOVA(i);
-	}
-}
-
-static void rig_free(struct rig *r)
-{
-	free(r->rings);
-	free(r->q);
-	free(r->slots);
-}
-
-static void skip_without_rseq(void)
-{
-	const char *why = hwt__rseq_unavailable();
-
-	if (why)
-		SKIP("rseq path unavailable: %s", why);
-}
 
 /* Pins the calling thread to the CPU it runs on; returns that CPU. */
 static unsigned pin_here(void)
@@ -93,14 +43,6 @@ static uint64_t rseq_cs_now(void)
 	return __atomic_load_n((const uint64_t *)(area + HWT__RSEQ_CS), __ATOMIC_RELAXED);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 TEST(rseq_contract)
 {
 	static struct rig r;
@@ -108,10 +50,10 @@ TEST(rseq_contract)
 	uint32_t prod = ~0u;
 	uint64_t ents[2 * 9];
 	struct hwt__rseq_ring *g;
-	struct regs *q;
+	struct queue *q;
 
-	skip_without_rseq();
-	rig_init(&r, 3); /* 8 entries */
+	rseqrig_skip_without_rseq();
+	rseqrig_init(&r, 3); /* 8 entries */
 	here = pin_here();
 	g = &r.rings[here];
 	q = &r.q[here];
@@ -233,7 +175,7 @@ TEST(rseq_contract)
 		ASSERT_EQ(rseq_cs_now(), 0);
 		ASSERT_EQ(atomic_load_explicit(&r.q[other].prod, memory_order_relaxed), 0);
 	}
-	rig_free(&r);
+	rseqrig_free(&r);
 }
 
 /* Single-thread cost, k = 1 and 32, against memcpy and a release store of
@@ -245,17 +187,17 @@ TEST(rseq_timing)
 	uint32_t prod;
 	static uint64_t ents[2 * 32];
 	const unsigned iters = 200000;
-	struct regs *q;
+	struct queue *q;
 
-	skip_without_rseq();
-	rig_init(&r, 10);
+	rseqrig_skip_without_rseq();
+	rseqrig_init(&r, 10);
 	here = pin_here();
 	q = &r.q[here];
 	for (uint32_t k = 1; k <= 32; k += 31) {
 		double best_rseq = 1e9, best_copy = 1e9;
 
 		for (int round = 0; round < 5; round++) {
-			uint64_t t0 = now_ns(), t1, t2;
+			uint64_t t0 = rseqrig_now_ns(), t1, t2;
 			uint32_t p = 0;
 
 			for (unsigned i = 0; i < iters; i++) {
@@ -268,7 +210,7 @@ TEST(rseq_timing)
 				}
 				ASSERT_EQ(rc, 0);
 			}
-			t1 = now_ns();
+			t1 = rseqrig_now_ns();
 			for (unsigned i = 0; i < iters; i++) {
 				uint32_t idx = hwt__q_idx(r.shift, p);
 
@@ -278,7 +220,7 @@ TEST(rseq_timing)
 				p = hwt__q_inc(r.shift, p, k);
 				atomic_store_explicit(&q->prod, p, memory_order_release);
 			}
-			t2 = now_ns();
+			t2 = rseqrig_now_ns();
 			if ((double)(t1 - t0) / iters < best_rseq)
 				best_rseq = (double)(t1 - t0) / iters;
 			if ((double)(t2 - t1) / iters < best_copy)
@@ -291,5 +233,5 @@ TEST(rseq_timing)
 		TLOG("k=%u: hwt__rseq_insert %.1f ns/call, memcpy + release store %.1f ns/call "
 		     "(best of 5 x %u)", k, best_rseq, best_copy, iters);
 	}
-	rig_free(&r);
+	rseqrig_free(&r);
 }

@@ -292,22 +292,14 @@ PUB:
 	.section .data.rel.ro,"aw"
 	.balign	32
 .Lcs:
-	.long	0				/* version */
-	.long	0				/* flags: restart on everything */
-	.quad	.Lstart				/* start_ip */
 #ifdef HWT_RSEQ_BROKEN_POST
-	.quad	.Lcommit - .Lstart		/* BROKEN: the commit left out */
+	HWT__RSEQ_CS_DESC(.Lstart, .Lcommit, .Labort)	/* BROKEN: the commit left out */
 #else
-	.quad	.Lpost - .Lstart		/* post_commit_offset */
+	HWT__RSEQ_CS_DESC(.Lstart, .Lpost, .Labort)
 #endif
-	.quad	.Labort				/* abort_ip */
 	.balign	32
 .Lcs2:
-	.long	0
-	.long	0
-	.quad	.Lstart2
-	.quad	.Lpost2 - .Lstart2
-	.quad	.Labort2
+	HWT__RSEQ_CS_DESC(.Lstart2, .Lpost2, .Labort2)
 
 #ifdef ABORTS
 	.bss
