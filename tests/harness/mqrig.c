@@ -92,12 +92,12 @@ void mqrig_up(struct mqrig *r, const struct mqrig_opt *opt)
 	dc.cmdqs = shift > 8 ? shift : 8;
 	dc.handler_batch = exec_batch;
 	dc.handler_ctx = r;
-	ASSERT_OK(hwt__dev_create_nq(&r->dev, &dc, opt->numq));
+	ASSERT_OK(hwt__dev_create_nq(&r->dev, &dc, opt->per_cpu ? HWT__NUMQ_MAX : opt->numq));
 	hwt_cmdq_options_default(&o);
 	o.entries_log2 = shift;
 	o.disable_msipolling = opt->disable_msi;
 	o.timeout_ns = opt->timeout_ns ? opt->timeout_ns : 1000000000ull;
-	o.queues = opt->queues;
+	o.queues = opt->per_cpu ? HWT_CMDQ_QUEUES_PER_CPU : opt->queues;
 	o.log = log_hook;
 	o.log_ctx = &r->log;
 	ASSERT_OK(hwt_cmdq_create(&r->q, r->dev, &o));

@@ -31,7 +31,7 @@
 #include "harness/why.h"
 
 #define MQRIG_MAXP 64
-#define MQRIG_MAXQ 8            /* queues whose order the executor checks */
+#define MQRIG_MAXQ 256          /* queues whose order the executor checks: NUMQ's most */
 #define MQRIG_OP 0x01           /* a command of (producer, seq) */
 #define MQRIG_GATE 0x02         /* held (CERROR_ABT) while the gate is closed */
 #define MQRIG_SEQ_BITS 40
@@ -45,6 +45,8 @@ struct mqrig_opt {
 	uint64_t timeout_ns;    /* 0: 1 s */
 	uint64_t cap;           /* sequence numbers per producer (0: 1 << 16) */
 	bool no_start;          /* leave the device stopped */
+	bool per_cpu;           /* numq and queues ignored: one queue per possible CPU
+				 * (HWT_CMDQ_QUEUES_PER_CPU) on a device of NUMQ's most */
 };
 
 struct mqrig {

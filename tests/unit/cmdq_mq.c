@@ -627,7 +627,7 @@ static unsigned log_count(struct logbuf *l, const char *s)
  * not waited on a second time as "another queue used" (both paths). */
 TEST(a_failed_sync_waits_on_its_queue_once)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 150000000 };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 150000000 };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_info info;
 	uint64_t t0, took;

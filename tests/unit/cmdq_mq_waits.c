@@ -31,6 +31,16 @@ static void need_rseq(void)
 		SKIP("shared path here: %s", hwt__rseq_queue_unavailable());
 }
 
+/* The rig's object is on the rseq path (not with more possible CPUs than
+ * NUMQ's most), else the test skips. */
+static void need_rseq_path(struct mqrig *r)
+{
+	if (!r->q->mq->rseq) {
+		mqrig_down(r);
+		SKIP("the per-CPU object is on the shared path here");
+	}
+}
+
 /* Bounded: sleep until *flag is set or secs (scaled) pass; the flag's value. */
 static bool wait_flag(_Atomic int *flag, double secs)
 {
@@ -169,7 +179,7 @@ static void *issue_on_cpu0(void *arg)
  * rather than waiting on the queue it left until the deadline. */
 TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 3000000000ull };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 3000000000ull };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct waiter w = { .r = r };
 	struct hwt_cmdq_cmd gate, c[51];
@@ -180,6 +190,7 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
+	need_rseq_path(r);
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
 	ASSERT_TRUE(mqrig_pin(0));
@@ -238,7 +249,7 @@ static void set_mask(unsigned a, unsigned b)
  * and gives the thread its mask back. */
 TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2 };
+	struct mqrig_opt opt = { .per_cpu = true };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_cmd c[3];
 
@@ -246,6 +257,7 @@ TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
+	need_rseq_path(r);
 	set_mask(0, 1);
 	mqrig_cmds(r, 0, 0, c, 3);
 	hwt__cmdq_test_moved(r->q, 2);
@@ -267,7 +279,7 @@ TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
  * would say "done": the queue is idle with the command unpublished). */
 TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 50000000 };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 50000000 };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_cmd c;
 
@@ -275,6 +287,7 @@ TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
+	need_rseq_path(r);
 	ASSERT_TRUE(mqrig_pin(0));
 	mqrig_cmds(r, 0, 0, &c, 1);
 	hwt__cmdq_test_moved(r->q, 1);
@@ -359,7 +372,7 @@ static void *sync_on_cpu0(void *arg)
  * and the next thread's sync on the same queue completes. */
 TEST_TIMEOUT(rseq_cancelled_msi_wait_leaves_the_queue_usable, 30)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 20000000000ull };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 20000000000ull };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct waiter w = { .r = r }, w2 = { .r = r };
 	_Atomic uint64_t *dw0;
@@ -372,6 +385,7 @@ TEST_TIMEOUT(rseq_cancelled_msi_wait_leaves_the_queue_usable, 30)
 	need_rseq();
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
+	need_rseq_path(r);
 	if (!r->q->msipoll)
 		SKIP("CONS polling here");
 	ASSERT_TRUE(mqrig_pin(1));
