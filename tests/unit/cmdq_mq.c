@@ -478,7 +478,7 @@ static void rseq_rig_up(struct mqrig *r, const struct mqrig_opt *opt)
  * next sync on the queue completes as usual. */
 TEST(rseq_a_late_msi_lands_in_the_abandoned_slot)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 100000000 };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 100000000 };
 	struct mqrig *r = malloc(sizeof(*r));
 	uint32_t pos;
 
@@ -550,7 +550,7 @@ static bool prod_reaches(struct mqrig *r, uint32_t p)
 
 TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 {
-	struct mqrig_opt opt = { .numq = 2, .queues = 2, .timeout_ns = 5000000000ull };
+	struct mqrig_opt opt = { .per_cpu = true, .timeout_ns = 5000000000ull };
 	struct mqrig *r = malloc(sizeof(*r));
 	struct sigaction sa = { .sa_handler = on_hold }, old;
 	struct lapped w = { 0 };
