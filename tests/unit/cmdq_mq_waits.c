@@ -37,6 +37,7 @@ static void need_rseq_path(struct mqrig *r)
 {
 	if (!r->q->mq->rseq) {
 		mqrig_down(r);
+		free(r);
 		SKIP("the per-CPU object is on the shared path here");
 	}
 }
