@@ -65,6 +65,15 @@ void sf_cpus(struct hwt_cpus *set, const char *list)
 	ASSERT_OK(hwt_cpus_parse(list, set));
 }
 
+void sf_online(struct hwt_cpus *set, unsigned past)
+{
+	*set = (struct hwt_cpus)HWT_CPUS_INIT;
+	ASSERT_OK(hwt_cpu_online(NULL, set));
+	ASSERT_GT(set->n, 0);
+	if (past)
+		ASSERT_OK(hwt_cpus_add(set, set->cpu[set->n - 1] + (int)past));
+}
+
 void sf_path_in(char *buf, size_t len, const char *dir)
 {
 	ASSERT_OK(hwt__system_path(dir, false, buf, len));

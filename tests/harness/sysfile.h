@@ -22,6 +22,9 @@ void sf_rm_tree(const char *d);
 void sf_need_root(void);
 void sf_report(struct hwt_misaligned_report *r, const struct hwt_cpus *set, int s);
 void sf_cpus(struct hwt_cpus *set, const char *list);
+/* This machine's online CPUs (a system file must cover them all), and with
+ * past > 0 also the CPU past CPUs after the highest of them (offline). */
+void sf_online(struct hwt_cpus *set, unsigned past);
 void sf_path_in(char *buf, size_t len, const char *dir);
 
 #endif
