@@ -17,8 +17,9 @@
  *     iova    the device's address of slots (the MSI target of a CMD_SYNC
  *             that aims at its own slot, HWT__RSEQ_K_SYNC_MSI)
  *     sprod   the private producer word (WRP|IDX): the end of what sections
- *             on this ring's CPU have written, published or not; read and
- *             written only inside sections on that CPU, so its line stays
+ *             on this ring's CPU have written, published or not; written
+ *             only inside sections on that CPU (the space wait reads it), so
+ *             its line stays
  *             there; the owner sets it to PROD at setup.  PROD <= sprod, and
  *             every entry below sprod is written.
  *
