@@ -195,6 +195,22 @@ static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, bool offcpu, 
 	return err;
 }
 
+/* publish_on() if need (offcpu: a test's), then the record's unpub bit for
+ * qi says whether queue qi still holds entries of this thread unpublished
+ * (a publish covers all before it), and a publish rings the doorbell: DB2
+ * after the publish's commit (R_PROD), no locked instruction (a fence on
+ * the symmetric doorbell only, bus/regs.h). */
+static int publish_noted(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
+			 bool need, bool offcpu, uint64_t *deadline)
+{
+	int err = need ? publish_on(q, qi, e, offcpu, deadline) : 0;
+
+	rec_set_unpub(rec, qi, err != 0);
+	if (!err)
+		hwt__reg_q_doorbell(q->regs);
+	return err;
+}
+
 /* --- waits ------------------------------------------------------------------ */
 
 struct reach {
@@ -231,13 +247,8 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
 	int err = 0;
 
 	/* The idle rule holds only once e is published (the model's z3). */
-	if (rec_unpub(rec, qi)) {
-		err = publish_on(q, qi, e, false, deadline);
-		if (err)
-			return err;
-		rec_set_unpub(rec, qi, false);
-		hwt__reg_q_doorbell(q->regs);
-	}
+	if (rec_unpub(rec, qi) && (err = publish_noted(q, rec, qi, e, true, false, deadline)) != 0)
+		return err;
 	w.deadline = *deadline;
 	hwt__devwait_next(&w, 0, not_reached, &r);
 	while (!reached(&r)) {
@@ -472,16 +483,9 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t fla
 static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigned qi, uint32_t e,
 		  uint64_t *deadline)
 {
-	int err = in ? publish_on(q, qi, e, in == MOVED_BY_TEST, deadline) : 0;
-
 	/* The record: plain stores, thread-local (no atomic, no lock). */
 	hwt__cmdq_rec_set(rec, qi, e);
-	rec_set_unpub(rec, qi, err != 0); /* a publish covers all before it */
-	/* DB2 after the publish's commit (R_PROD): no locked instruction (a
-	 * fence on the symmetric doorbell only, bus/regs.h). */
-	if (!err)
-		hwt__reg_q_doorbell(q->regs);
-	return err;
+	return publish_noted(q, rec, qi, e, in != 0, in == MOVED_BY_TEST, deadline);
 }
 
 int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,

@@ -3,6 +3,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -55,6 +56,17 @@ double hwt_test_scale(void)
 	double v = s ? strtod(s, NULL) : 1.0;
 
 	return v >= 1.0 ? v : 1.0;
+}
+
+void hwt_test_backoff(unsigned *n, unsigned spins, unsigned yields)
+{
+	if (++*n < spins)
+		return;
+	if (*n < spins + yields) {
+		sched_yield();
+		return;
+	}
+	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
 }
 
 static void set_reason(const char *fmt, va_list ap)

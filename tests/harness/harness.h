@@ -29,6 +29,10 @@ _Noreturn void hwt_test_skip(const char *fmt, ...) __attribute__((format(printf,
 void hwt_test_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Seconds multiplied by HWT_TEST_TIMEOUT_SCALE: use for deadlines inside tests. */
 double hwt_test_scale(void);
+/* One step of a bounded wait on 2 CPUs: *n counts the steps; the first
+ * spins return at once, the next yields sched_yield(), then each sleeps
+ * 50 us (a spinner must not starve the thread it waits for). */
+void hwt_test_backoff(unsigned *n, unsigned spins, unsigned yields);
 /* argv[0] of the test program and whether it runs under an emulator wrapper. */
 extern const char *hwt_test_argv0;
 

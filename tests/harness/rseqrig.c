@@ -59,16 +59,10 @@ uint64_t rseqrig_stress_ms(void)
 	return rseqrig_env_u64("HWT_STRESS_MS", 400);
 }
 
-/* A bounded wait step: spin a little, then yield, then sleep (2 CPUs). */
+/* A bounded wait step (2 CPUs): 64 spins, then yields, then sleeps. */
 static void backoff(unsigned *n)
 {
-	if (++*n < 64)
-		return;
-	if (*n < 256) {
-		sched_yield();
-		return;
-	}
-	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+	hwt_test_backoff(n, 64, 192);
 }
 
 void rseqrig_skip_without_rseq(void)
@@ -304,9 +298,15 @@ static void *producer(void *arg)
 
 			atomic_fetch_add_explicit(&r->moved, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&r->moved_real, !nopub, memory_order_relaxed);
+			/* bounded by the run's deadline (stop), then about 40 ms of
+			 * sleeps: entries left unpublished fail the run */
 			while ((rc = r->publish(r->rings, r->nrings, cpu)) == HWT__RSEQ_MOVED) {
 				if ((rc = pin_to(0, true, (int)cpu)) != 0) {
 					rc = -rc;
+					break;
+				}
+				if (atomic_load_explicit(&r->stop, memory_order_relaxed) && tries > 1000) {
+					rc = -ETIMEDOUT;
 					break;
 				}
 				backoff(&tries);

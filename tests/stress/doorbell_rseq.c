@@ -26,6 +26,7 @@
 #include "bus/regs.h"
 #include "common/time.h"
 #include "harness/harness.h"
+#include "harness/mqrig.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -54,24 +55,11 @@ struct lit {
 	int perr;
 };
 
-static bool pin(unsigned cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return !sched_setaffinity(0, sizeof(s), &s) && sched_getcpu() == (int)cpu;
-}
-
+/* A wait step: long spins (the litmus threads meet while both run), then
+ * yields, then sleeps. */
 static void backoff(unsigned *n)
 {
-	if (++*n < 2048)
-		return;
-	if (*n < 4096) {
-		sched_yield();
-		return;
-	}
-	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+	hwt_test_backoff(n, 2048, 2048);
 }
 
 /* Both threads arrive; each leaves once the other has (false: stop). */
@@ -99,7 +87,7 @@ static void *producer(void *arg)
 	struct lit *l = arg;
 	uint64_t c[2] = { 1, 2 }; /* one 16-byte entry */
 
-	if (!pin(0)) {
+	if (!mqrig_pin(0)) {
 		l->perr = -EPERM;
 		atomic_store(&l->stop, 1);
 		return NULL;
@@ -167,7 +155,7 @@ TEST_TIMEOUT(rseq_commit_then_symmetric_doorbell_loses_no_wakeup, 60)
 
 	if (why)
 		SKIP("rseq unavailable: %s", why);
-	if (get_nprocs() < 2 || !pin(1))
+	if (get_nprocs() < 2 || !mqrig_pin(1))
 		SKIP("needs CPUs 0 and 1");
 	ASSERT_TRUE(l);
 	memset(l, 0, sizeof(*l));
