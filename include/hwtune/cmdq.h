@@ -83,8 +83,8 @@ struct hwt_cmdq_options {
 	 * auto_poll is refused (-EINVAL: it measures one queue), and so is
 	 * hwt_cmdq_calibrate.  One insert path for all queues, fixed at
 	 * create (info.insert_path): "rseq" with one queue per possible CPU
-	 * and rseq registered (x86_64; aarch64 held back for now): a restartable sequence on the
-	 * CPU's queue, no locked instruction, a CMD_SYNC completed by an MSI
+	 * and rseq registered (x86_64, aarch64): a restartable sequence on
+	 * the CPU's queue, no locked instruction, a CMD_SYNC completed by an MSI
 	 * into its own slot, as on the shared path; else "shared", the
 	 * multi-producer protocol on each queue. */
 	unsigned queues;

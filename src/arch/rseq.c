@@ -72,23 +72,3 @@ int hwt__rseq_publish(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cp
 	return -ENOSYS;
 }
 #endif
-
-/*
- * The command queue's rseq path on this architecture: hwt__rseq_unavailable()'s
- * answer, or a reason the queue holds the path back although the insertion
- * works.  aarch64 is held back: its restart storm (stress_rseq) in the arm64
- * VM once saw a torn entry (one of 53,587, with no restart counted), cause
- * not found yet (not seen again in that VM: 2,115 storms, 306 M entries,
- * 3,645 restarts); the queue uses the shared path there until it is.
- */
-const char *hwt__rseq_queue_unavailable(void)
-{
-	const char *why = hwt__rseq_unavailable();
-
-#if defined(__aarch64__)
-	if (!why)
-		why = "rseq path held back on aarch64 (a torn entry seen once under test, "
-		      "cause open)";
-#endif
-	return why;
-}

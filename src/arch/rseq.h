@@ -168,9 +168,6 @@ struct hwt__rseq_ring {
 } __attribute__((aligned(64)));
 
 const char *hwt__rseq_unavailable(void);
-/* What the command queue uses: hwt__rseq_unavailable(), or why the queue
- * holds the rseq path back on this architecture (rseq.c). */
-const char *hwt__rseq_queue_unavailable(void);
 int hwt__rseq_insert(struct hwt__rseq_ring *rings, unsigned nrings, const void *ents, uint32_t k,
 		     unsigned *cpu_out, uint32_t *prod_out);
 int hwt__rseq_publish(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cpu);

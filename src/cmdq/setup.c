@@ -296,7 +296,7 @@ static int make_queues(struct hwt_cmdq *q, size_t bytes)
 /* The insert path of several queues, and why (info). */
 static void choose_path(struct hwt_cmdq *q, unsigned ncpu, unsigned numq)
 {
-	const char *why = hwt__rseq_queue_unavailable();
+	const char *why = hwt__rseq_unavailable();
 	char *r = q->info.insert_path_reason;
 	size_t len = sizeof(q->info.insert_path_reason);
 

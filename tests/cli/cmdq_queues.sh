@@ -26,7 +26,7 @@ QKEYS='"queues": %s, "insert_path": "(rseq|shared)", "insert_path_reason": "[^"]
 qkeys() { printf "$QKEYS" "$1"; }
 # The reason words of the library when it cannot take the rseq path
 # (src/arch/rseq.c): a test that needs rseq skips naming them.
-NO_RSEQ='rseq not registered|glibc without __rseq_size|rseq area too small|no rseq assembly|rseq path held back'
+NO_RSEQ='rseq not registered|glibc without __rseq_size|rseq area too small|no rseq assembly'
 
 S="--syncs 40 --segment 20"
 # The software SMMU has one queue per possible CPU, at most 256.

@@ -32,7 +32,7 @@
 /* The path an object of `queues` queues (== possible CPUs) gets here. */
 static const char *expected_path(void)
 {
-	return hwt__rseq_queue_unavailable() ? "shared" : "rseq";
+	return hwt__rseq_unavailable() ? "shared" : "rseq";
 }
 
 static struct hwt_smmu_dev *dev_nq(unsigned numq)
@@ -100,8 +100,8 @@ TEST(info_says_queues_and_insert_path)
 	ASSERT_EQ(info.queues, n);
 	if (n > 1) {
 		ASSERT_STR_EQ(info.insert_path, expected_path());
-		if (hwt__rseq_queue_unavailable())
-			ASSERT_STR_EQ(info.insert_path_reason, hwt__rseq_queue_unavailable());
+		if (hwt__rseq_unavailable())
+			ASSERT_STR_EQ(info.insert_path_reason, hwt__rseq_unavailable());
 	}
 	hwt_cmdq_destroy(q);
 

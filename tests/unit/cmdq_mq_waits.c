@@ -27,8 +27,8 @@
 
 static void need_rseq(void)
 {
-	if (hwt__rseq_queue_unavailable())
-		SKIP("shared path here: %s", hwt__rseq_queue_unavailable());
+	if (hwt__rseq_unavailable())
+		SKIP("shared path here: %s", hwt__rseq_unavailable());
 }
 
 /* The rig's object is on the rseq path (not with more possible CPUs than
