@@ -100,7 +100,9 @@ void rseqrig_init(struct rig *r, unsigned shift)
 	memset(r, 0, sizeof(*r));
 	rseqrig_online_cpus();
 	r->nrings = (unsigned)sysconf(_SC_NPROCESSORS_CONF); /* the possible CPUs, as the queue */
-	ASSERT_TRUE(r->nrings > 0 && r->nrings <= MAX_CPUS);
+	ASSERT_TRUE(r->nrings > 0);
+	if (r->nrings > MAX_CPUS) /* the queue takes the shared path there */
+		SKIP("%u possible CPUs: more than the %u rings of a device", r->nrings, MAX_CPUS);
 	for (unsigned i = 0; i < rseqrig_sg.ncpus; i++)
 		ASSERT_TRUE((unsigned)rseqrig_sg.cpus[i] < r->nrings);
 	r->shift = shift;

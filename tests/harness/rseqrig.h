@@ -10,6 +10,7 @@
 #define HWT_TEST_RSEQRIG_H
 
 #include "arch/rseq.h"
+#include "bus/regs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -55,7 +56,7 @@ struct build {
 	((struct build){ name, hwt__rseq_insert##sfx, hwt__rseq_publish##sfx, &hwt__rseq_##ab##_aborts })
 
 #define MAX_PRODUCERS 16
-#define MAX_CPUS 64
+#define MAX_CPUS HWT__NUMQ_MAX /* rings: one per possible CPU, as the queue's */
 #define MAGIC 0x5eed000000000000ull
 #define MAGIC_SYNC 0x5eec000000000000ull /* the last entry of a call with HWT__RSEQ_K_SYNC_MSI */
 #define MAGIC_MASK 0xffff000000000000ull
