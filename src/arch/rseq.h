@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The per-CPU queue insertion as a restartable sequence (rseq): no locked
- * instruction, no fence (docs/percpu-queues.md, sections 2 and 5).
+ * instruction (docs/percpu-queues.md, sections 2 and 5).
  *
  *   struct hwt__rseq_ring       one per queue, i.e. per possible CPU (64 bytes):
  *     prod    the queue's PROD word (WRP|IDX only), the device's: only the
@@ -50,7 +50,8 @@
  *             slot's IOVA (iova + 16 * idx) into the entry's second dword,
  *             which the caller built with MSIADDR 0 (a CMD_SYNC's dw1 holds
  *             MSIADDR[51:2] and nothing else); a restart stores it again for
- *             the slot it then fills.  k | HWT__RSEQ_K_NO_PUBLISH: step 1
+ *             the slot it then fills.  k | HWT__RSEQ_K_NT: the copy's
+ *             stores non-temporal (x86_64; see the flag).  k | HWT__RSEQ_K_NO_PUBLISH: step 1
  *             only, as if the thread had moved (tests make the moved case
  *             with it).  Returns
  *               0        *cpu = the ring used, *prod = the call's end (the
@@ -72,7 +73,8 @@
  *                        also the stub of an architecture without assembly
  *             *prod is written only on 0 and HWT__RSEQ_MOVED.  The function
  *             takes no lock, makes no system call, and has no locked
- *             instruction and no fence.  It leaves the thread's rseq_cs 0 on
+ *             instruction; its one fence is x86_64's sfence after a
+ *             non-temporal copy (HWT__RSEQ_K_NT).  It leaves the thread's rseq_cs 0 on
  *             every return (one plain store): a descriptor address left there
  *             would outlive a dlclose() that unmaps the library, and at the
  *             thread's next preemption, migration or signal the kernel,
@@ -95,7 +97,11 @@
  * sprod needs no order of its own: it is read and written on one CPU only,
  * and the entries a publish covers were written on that CPU before it (by
  * this thread, or by one switched out of it: a context switch orders them),
- * so the publish's release store orders them for the device.
+ * so the publish's release store orders them for the device.  On x86_64
+ * HWT__RSEQ_K_NT stores them with movntdq, which TSO does not order: an
+ * sfence follows the copy, before the MSIADDR store
+ * and the commit (a context switch, an interrupt, drains the write-combining
+ * buffers of a section that a restart cut short).
  *
  * The assembly is src/arch/x86_64/rseq.S and src/arch/aarch64/rseq.S; both
  * include this header for the offsets below (checked against the C layout at
@@ -122,6 +128,19 @@
 /* k's flag: step 1 only (returns HWT__RSEQ_MOVED). */
 #define HWT__RSEQ_K_NO_PUBLISH_BIT 30
 #define HWT__RSEQ_K_NO_PUBLISH 0x40000000
+
+/* k's flag: store the entries non-temporally (x86_64: movntdq, then an
+ * sfence before the commit; aarch64 ignores it).  A normal store to a line
+ * the device has read must first take the line back from the device's
+ * cache (one round trip per 4 entries); non-temporal stores take no line,
+ * and the device reads them from memory.  For calls of HWT__RSEQ_NT_MIN
+ * entries or more that nobody waits on (no CMD_SYNC): in bench_cmdq on a
+ * 2-CPU EPYC guest flow gained 15-28% at 64 entries, nothing at 32, lost
+ * 40% at 8, and a CMD_SYNC awaited after 64 entries lost 16% (the device's
+ * reads come from memory then): docs/benchmarks-hand.md. */
+#define HWT__RSEQ_K_NT_BIT 29
+#define HWT__RSEQ_K_NT 0x20000000
+#define HWT__RSEQ_NT_MIN 64
 
 /* Returned when the entries are in but not published (not an errno). */
 #define HWT__RSEQ_MOVED 1
@@ -180,6 +199,7 @@ _Static_assert(offsetof(struct hwt__rseq_ring, ccons) == HWT__RSEQ_RING_CCONS, "
 _Static_assert(offsetof(struct hwt__rseq_ring, iova) == HWT__RSEQ_RING_IOVA, "asm offset");
 _Static_assert(offsetof(struct hwt__rseq_ring, sprod) == HWT__RSEQ_RING_SPROD, "asm offset");
 _Static_assert(HWT__RSEQ_K_SYNC_MSI == 1u << HWT__RSEQ_K_SYNC_MSI_BIT, "asm flag");
+_Static_assert(HWT__RSEQ_K_NT == 1u << HWT__RSEQ_K_NT_BIT, "asm flag");
 _Static_assert(HWT__RSEQ_K_NO_PUBLISH == 1u << HWT__RSEQ_K_NO_PUBLISH_BIT, "asm flag");
 _Static_assert(sizeof(struct hwt__rseq_ring) == 1u << HWT__RSEQ_RING_LOG2, "asm ring size");
 _Static_assert(EAGAIN == HWT__RSEQ_EAGAIN && EINVAL == HWT__RSEQ_EINVAL &&

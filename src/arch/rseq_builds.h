@@ -28,6 +28,10 @@
 #define FN hwt__rseq_insert_broken_pubout
 #define PUB hwt__rseq_publish_broken_pubout
 #define ABORTS hwt__rseq_broken_pubout_aborts
+#elif defined(HWT_RSEQ_BROKEN_NTFENCE)
+#define FN hwt__rseq_insert_broken_ntfence
+#define PUB hwt__rseq_publish_broken_ntfence
+#define ABORTS hwt__rseq_broken_ntfence_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define PUB hwt__rseq_publish_test

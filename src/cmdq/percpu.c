@@ -5,7 +5,9 @@
  * registered, a call inserts on the queue of the CPU it runs on with
  * hwt__rseq_insert() (src/arch/rseq.h: a restartable sequence whose last
  * instruction stores the CPU's private sprod, then one that publishes
- * sprod to PROD; no locked instruction, no fence), rings the doorbell, and
+ * sprod to PROD; no locked instruction; a call of HWT__RSEQ_NT_MIN commands
+ * or more that nobody waits on stores them non-temporally, HWT__RSEQ_K_NT,
+ * with x86_64's one fence), rings the doorbell, and
  * notes its end in the thread's record (queues.c): plain thread-local
  * stores.  A thread that moved between the two steps publishes from the
  * old CPU, pinned there for it (publish_on).
@@ -533,6 +535,8 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 			hwt_smmu_sync_build(s->dw, HWT_SMMU_CS_SEV, 0);
 		}
 		k++;
+	} else if (k >= HWT__RSEQ_NT_MIN) {
+		flag = HWT__RSEQ_K_NT; /* nobody waits on these: arch/rseq.h */
 	}
 	err = insert(q, ents, k, flag, deadline, qi, &prod);
 	if (err < 0) /* nothing of this section went in */

@@ -26,6 +26,8 @@ struct build rseqrig_build(const char *name)
 		return BUILD(name, _broken_msiaddr, broken_msiaddr);
 	if (!strcmp(name, "pubout"))
 		return BUILD(name, _broken_pubout, broken_pubout);
+	if (!strcmp(name, "ntfence"))
+		return BUILD(name, _broken_ntfence, broken_ntfence);
 	return BUILD("test", _test, test);
 }
 
@@ -255,7 +257,7 @@ static void *producer(void *arg)
 {
 	struct producer *pa = arg;
 	struct rig *r = pa->r;
-	uint64_t ents[2 * 64];
+	uint64_t ents[2 * RSEQRIG_KMAX];
 	uint64_t seq = 0, n_ins = 0;
 	unsigned x = pa->id * 2654435761u + 1;
 	timer_t timer;
@@ -270,7 +272,7 @@ static void *producer(void *arg)
 	}
 	while (seq < r->per_prod && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		x = x * 1103515245u + 12345u;
-		uint32_t k = 1 + (x >> 16) % r->kmax;
+		uint32_t k = r->kbig && ((x >> 12) & 7) == 0 ? r->kbig + (x >> 16) % 33 : 1 + (x >> 16) % r->kmax;
 		bool sync = (x >> 9) & 1; /* the last entry a CMD_SYNC with its MSI to its own slot */
 		bool nopub = ((x >> 5) & 7) == 0; /* as if it moved before its publish */
 		if (k > r->per_prod - seq)
@@ -284,7 +286,8 @@ static void *producer(void *arg)
 			ents[2 * (k - 1) + 1] = 0;
 		}
 		unsigned cpu, n = 0;
-		uint32_t prod, kf = k | (sync ? HWT__RSEQ_K_SYNC_MSI : 0) | (nopub ? HWT__RSEQ_K_NO_PUBLISH : 0);
+		uint32_t prod, kf = k | (sync ? HWT__RSEQ_K_SYNC_MSI : 0) | (nopub ? HWT__RSEQ_K_NO_PUBLISH : 0) |
+				       (k >= HWT__RSEQ_NT_MIN ? HWT__RSEQ_K_NT : 0);
 		while ((rc = r->insert(r->rings, r->nrings, ents, kf, &cpu, &prod)) == -EAGAIN) {
 			atomic_fetch_add_explicit(&r->eagain, 1, memory_order_relaxed);
 			if (atomic_load_explicit(&r->stop, memory_order_relaxed))
@@ -324,6 +327,7 @@ static void *producer(void *arg)
 								.cpu_after = (uint16_t)sched_getcpu(),
 								.sync = sync };
 		atomic_fetch_add_explicit(&r->syncs, sync, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->nt, k >= HWT__RSEQ_NT_MIN, memory_order_relaxed);
 		if (cpu < MAX_CPUS)
 			atomic_fetch_add_explicit(&r->ring_used[cpu], 1, memory_order_relaxed);
 		seq += k;
@@ -427,7 +431,8 @@ uint64_t rseqrig_run(struct rig *r, bool storm, uint64_t ms, bool allow_violatio
 {
 	pthread_t cons, mov_th;
 	struct producer pa[MAX_PRODUCERS];
-	ASSERT_TRUE(r->nprod <= MAX_PRODUCERS);
+	ASSERT_TRUE(r->nprod <= MAX_PRODUCERS && r->kmax >= 1 && r->kmax <= RSEQRIG_KMAX &&
+		    (!r->kbig || (r->kbig + 32 <= RSEQRIG_KMAX && r->kbig + 32 <= 1u << r->shift)));
 	for (unsigned i = 0; i < r->nprod; i++) {
 		ASSERT_TRUE((r->seen[i] = calloc(r->per_prod / 8 + 1, 1)) != NULL);
 		ASSERT_TRUE((r->log[i] = calloc(LOG_N, sizeof(struct ins))) != NULL);
@@ -481,11 +486,12 @@ uint64_t rseqrig_run(struct rig *r, bool storm, uint64_t ms, bool allow_violatio
 	unsigned used = 0;
 	for (unsigned i = 0; i < r->nrings && i < MAX_CPUS; i++)
 		used += atomic_load_explicit(&r->ring_used[i], memory_order_relaxed) > 0;
-	TLOG("%s: %u producers, %llu entries inserted (%llu calls ending in a sync), %llu consumed, "
+	TLOG("%s: %u producers, %llu entries inserted (%llu calls ending in a sync, %llu non-temporal), "
+	     "%llu consumed, "
 	     "%llu missing, %llu EAGAIN, %llu published after a move (%llu not asked for), "
 	     "rings used %u of %u, %llu signals, %llu hops (%llu failed), %llu moves, %llu violations%s%s",
 	     storm ? "storm" : "plain", r->nprod, (unsigned long long)total,
-	     rseqrig_stat(&r->syncs), (unsigned long long)r->consumed,
+	     rseqrig_stat(&r->syncs), rseqrig_stat(&r->nt), (unsigned long long)r->consumed,
 	     (unsigned long long)missing,
 	     rseqrig_stat(&r->eagain), rseqrig_stat(&r->moved), rseqrig_stat(&r->moved_real),
 	     used, r->nrings,

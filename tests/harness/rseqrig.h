@@ -41,6 +41,7 @@ BUILD_SYMS(_broken_post, broken_post)
 BUILD_SYMS(_broken_nocpu, broken_nocpu)
 BUILD_SYMS(_broken_msiaddr, broken_msiaddr)
 BUILD_SYMS(_broken_pubout, broken_pubout)
+BUILD_SYMS(_broken_ntfence, broken_ntfence)
 extern uint64_t hwt__rseq_test_msi_aborts __attribute__((weak));
 extern uint64_t hwt__rseq_test_pub_aborts __attribute__((weak));
 
@@ -56,6 +57,7 @@ struct build {
 	((struct build){ name, hwt__rseq_insert##sfx, hwt__rseq_publish##sfx, &hwt__rseq_##ab##_aborts })
 
 #define MAX_PRODUCERS 16
+#define RSEQRIG_KMAX 128 /* entries per call at most (kmax) */
 #define MAX_CPUS HWT__NUMQ_MAX /* rings: one per possible CPU, as the queue's */
 #define MAGIC 0x5eed000000000000ull
 #define MAGIC_SYNC 0x5eec000000000000ull /* the last entry of a call with HWT__RSEQ_K_SYNC_MSI */
@@ -94,7 +96,8 @@ struct rig {
 	publish_fn *publish;
 	unsigned nprod;
 	uint64_t per_prod; /* entries each producer inserts */
-	unsigned kmax;
+	unsigned kmax; /* at most RSEQRIG_KMAX */
+	unsigned kbig; /* not 0: an eighth of the calls kbig..kbig + 32 entries */
 	bool pin;          /* producer i starts on online CPU i % n */
 	_Atomic bool prod_done, stop;
 	_Atomic unsigned running;
@@ -108,6 +111,7 @@ struct rig {
 	/* producers' results */
 	struct ins *log[MAX_PRODUCERS];
 	_Atomic uint64_t inserted[MAX_PRODUCERS], eagain, ring_used[MAX_CPUS], syncs, moved;
+	_Atomic uint64_t nt; /* calls inserted with HWT__RSEQ_K_NT */
 	_Atomic uint64_t moved_real; /* of moved: not asked for (HWT__RSEQ_K_NO_PUBLISH) */
 	_Atomic int error;
 	_Atomic uint64_t moves;
@@ -127,7 +131,7 @@ static inline unsigned long long rseqrig_stat(_Atomic uint64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-/* The build a name gives ("commit", "post", "nocpu", "msiaddr", "pubout";
+/* The build a name gives ("commit", "post", "nocpu", "msiaddr", "pubout", "ntfence";
  * anything else: the test build); its fn is NULL where the arch has no
  * assembly. */
 struct build rseqrig_build(const char *name);

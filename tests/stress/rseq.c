@@ -90,9 +90,37 @@ TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 	rseqrig_free(&r);
 }
 
+/* Calls of up to 128 entries, about half of them HWT__RSEQ_NT_MIN or more
+ * (x86_64 stores those non-temporally, then fences them), pinned
+ * producers, no storm, a ring of 256 (wraps and fills); build b.  Returns
+ * the violations. */
+static uint64_t big_calls_round(struct rig *r, struct build b, bool allow_violations)
+{
+	rseqrig_init(r, 8);
+	r->insert = b.fn;
+	r->publish = b.publish;
+	r->nprod = 2 * rseqrig_sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * rseqrig_sg.ncpus;
+	r->per_prod = 400000;
+	r->kmax = 128;
+	r->pin = true;
+	uint64_t v = rseqrig_run(r, false, 20000 * (uint64_t)hwt_test_scale(), allow_violations);
+	if (atomic_load_explicit(&r->stop, memory_order_relaxed)) /* cut: as rseq_consumer_exactly_once */
+		ASSERT_TRUE(r->consumed >= (uint64_t)r->nprod * r->per_prod / 8);
+	return v;
+}
+
+TEST_TIMEOUT(rseq_big_calls_exactly_once, 60)
+{
+	rseqrig_skip_without_rseq();
+	static struct rig r;
+	big_calls_round(&r, shipped(), false);
+	rseqrig_free(&r);
+}
+
 /* One storm round with build b: three producers per online CPU, a ring of
- * 1024, up to 32 entries per call (HWT_RSEQ_NPROD and HWT_RSEQ_SHIFT change
- * the first two, for a hunt).  Returns its violations; *restarts gets
+ * 1024, up to 32 entries per call (HWT_RSEQ_NPROD and HWT_RSEQ_SHIFT
+ * change the first two, for a hunt); the test build's storm makes an
+ * eighth of its calls 64-96 entries, non-temporal on x86_64.  Returns its violations; *restarts gets
  * the restarts counted. */
 static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations, uint64_t *restarts)
 {
@@ -107,7 +135,13 @@ static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations
 	r->nprod = nprod > MAX_PRODUCERS ? MAX_PRODUCERS : nprod ? (unsigned)nprod : 1;
 	r->per_prod = 1u << 26; /* or until the deadline */
 	r->kmax = 32;
+	/* the test build's storm: an eighth of the calls big enough for x86_64's
+	 * non-temporal copy, restarted in it too (where the ring holds them);
+	 * the mutants' windows are hit most often with small calls only */
+	r->kbig = strcmp(b.name, "test") || (1u << shift) < HWT__RSEQ_NT_MIN + 32 ? 0 : HWT__RSEQ_NT_MIN;
 	uint64_t v = rseqrig_run(r, true, rseqrig_stress_ms(), allow_violations);
+	if (r->kbig)
+		ASSERT_GT(rseqrig_stat(&r->nt), 0);
 	*restarts = __atomic_load_n(b.aborts, __ATOMIC_RELAXED) - before;
 	TLOG("%s build: %llu restarts (%llu per 1000 signals)", b.name, (unsigned long long)*restarts,
 	     (unsigned long long)(*restarts * 1000 / (rseqrig_stat(&rseqrig_sg.signals) + 1)));
@@ -224,4 +258,29 @@ TEST_TIMEOUT(rseq_storm_catches_broken_msiaddr, 60)
 TEST_TIMEOUT(rseq_storm_catches_broken_pubout, 60)
 {
 	catch_mutant("pubout");
+}
+
+/* No sfence after a non-temporal copy (x86_64): PROD may be seen before the
+ * entries.  Big calls, no storm: caught in the first round or within 20 s
+ * (scaled). */
+TEST_TIMEOUT(rseq_catches_broken_ntfence, 60)
+{
+	rseqrig_skip_without_rseq();
+#if !defined(__x86_64__)
+	SKIP("only x86_64 copies non-temporally: the mutant is the test build here");
+#endif
+	struct build b = rseqrig_build("ntfence");
+	if (!b.fn)
+		SKIP("this build has no test build of the assembly");
+	uint64_t end = rseqrig_now_ns() + 20000000000ull * (uint64_t)hwt_test_scale(), v = 0, rounds = 0;
+	while (!v && rseqrig_now_ns() < end) {
+		static struct rig r;
+		v = big_calls_round(&r, b, true);
+		rounds++;
+		if (v)
+			TLOG("round %llu: %llu violations, first: %s", (unsigned long long)rounds,
+			     (unsigned long long)v, r.first);
+		rseqrig_free(&r);
+	}
+	ASSERT_GT(v, 0);
 }

@@ -15,7 +15,8 @@
  * Kept across the section and its restarts (the abort handler finds the
  * registers as the interrupted code left them): x0-x5 (w3 = k without the
  * flags, bit 32 of x3 = HWT__RSEQ_K_SYNC_MSI, bit 34 =
- * HWT__RSEQ_K_NO_PUBLISH, x3's high half cleared at entry; x3 is read only
+ * HWT__RSEQ_K_NO_PUBLISH, x3's high half cleared at entry, HWT__RSEQ_K_NT
+ * ignored (the copy is stp here); x3 is read only
  * as w3 besides),
  * x10 = the rseq area, x17 = &.Lcs.  Set before the section for the ring of
  * the CPU read: w6 = cpu, x7 = ring, x8 = &sprod, x11 = &CONS, x12 = slots,
@@ -52,7 +53,7 @@ FN:
 	adrp	x17, .Lcs
 	add	x17, x17, :lo12:.Lcs
 	mov	w9, w3					/* the flags */
-	and	w3, w3, #0x3fffffff			/* k; and x3's high half, the
+	and	w3, w3, #0x1fffffff			/* k; and x3's high half, the
 						 * caller's garbage (AAPCS64), cleared */
 	tbz	w9, #HWT__RSEQ_K_SYNC_MSI_BIT, 1f
 	orr	x3, x3, #0x100000000			/* the flag, in bit 32 of x3 */

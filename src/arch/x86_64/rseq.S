@@ -40,7 +40,8 @@
  * registers as the interrupted code left them, so the section writes none of
  * these): rdi, esi, rdx, r8, r9, r10 = __rseq_offset, r15d = k (without the
  * flags), bit 32 of r15 = HWT__RSEQ_K_SYNC_MSI, bit 34 =
- * HWT__RSEQ_K_NO_PUBLISH (r15 is read only as r15d, or in 32-bit results).
+ * HWT__RSEQ_K_NO_PUBLISH, bit 35 = HWT__RSEQ_K_NT (r15 is read only as
+ * r15d, or in 32-bit results).
  * Set before the section for the ring of the CPU read: r11 = ring,
  * r12 = &PROD, ebx = 2^shift, ebp = WRP|IDX mask.  In the section:
  * r13d = sprod, r14d = cons (then the end of a copy run), rax/rcx/xmm0.
@@ -76,6 +77,33 @@
 	pop	%rbx
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore %rbx
+	.endm
+
+	/* The copy: the first run from slot idx (rcx, up to the source's r14),
+	 * then the second from slot 0 if the first reached the ring's end;
+	 * loads from rax, stores with \st.  rcx ends just past the last entry. */
+	.macro	copy_runs st
+.Lrun1\@:
+	movdqu	(%rax), %xmm0
+	\st	%xmm0, (%rcx)
+	add	$16, %rax
+	add	$16, %rcx
+	cmp	%r14, %rax
+	jne	.Lrun1\@
+	mov	%r15d, %r14d
+	shl	$4, %r14
+	add	%rdx, %r14
+	cmp	%r14, %rax
+	je	.Lrun2done\@
+	mov	HWT__RSEQ_RING_SLOTS(%r11), %rcx
+.Lrun2\@:
+	movdqu	(%rax), %xmm0
+	\st	%xmm0, (%rcx)
+	add	$16, %rax
+	add	$16, %rcx
+	cmp	%r14, %rax
+	jne	.Lrun2\@
+.Lrun2done\@:
 	.endm
 
 	.macro	count_abort counter
@@ -116,13 +144,16 @@ FN:
 	.cfi_rel_offset %r15, 0
 	mov	(%rax), %r10			/* the area is at %fs:(%r10) */
 	mov	%ecx, %r15d
-	and	$~(HWT__RSEQ_K_SYNC_MSI | HWT__RSEQ_K_NO_PUBLISH), %r15d	/* k */
+	and	$~(HWT__RSEQ_K_SYNC_MSI | HWT__RSEQ_K_NO_PUBLISH | HWT__RSEQ_K_NT), %r15d	/* k */
 	bt	$HWT__RSEQ_K_SYNC_MSI_BIT, %ecx
 	jnc	1f
 	bts	$32, %r15				/* the flag, in bit 32 of r15 */
 1:	bt	$HWT__RSEQ_K_NO_PUBLISH_BIT, %ecx
 	jnc	1f
 	bts	$34, %r15				/* the flag, in bit 34 of r15 */
+1:	bt	$HWT__RSEQ_K_NT_BIT, %ecx
+	jnc	1f
+	bts	$35, %r15				/* the flag, in bit 35 of r15 */
 1:	test	%r15d, %r15d
 	jz	.Leinval_cpu
 
@@ -193,25 +224,21 @@ FN:
 	mov	%rdx, %rax
 	shl	$4, %r14
 	add	%rax, %r14
-1:	movdqu	(%rax), %xmm0
-	movdqu	%xmm0, (%rcx)
-	add	$16, %rax
-	add	$16, %rcx
-	cmp	%r14, %rax
-	jne	1b
-	/* The second run, from slot 0, if the first reached the end. */
-	mov	%r15d, %r14d
-	shl	$4, %r14
-	add	%rdx, %r14
-	cmp	%r14, %rax
-	je	3f
-	mov	HWT__RSEQ_RING_SLOTS(%r11), %rcx
-2:	movdqu	(%rax), %xmm0
-	movdqu	%xmm0, (%rcx)
-	add	$16, %rax
-	add	$16, %rcx
-	cmp	%r14, %rax
-	jne	2b
+	/* HWT__RSEQ_K_NT: the entries stored non-temporally (arch/rseq.h says
+	 * why), then fenced before the commit: an sfence, not a locked
+	 * instruction. */
+	bt	$35, %r15
+	jc	.Lnt
+	copy_runs movdqu
+	jmp	3f
+.Lnt:
+	copy_runs movntdq
+#ifndef HWT_RSEQ_BROKEN_NTFENCE
+	/* Orders the movntdq stores (weakly ordered) before every later store
+	 * of this CPU: the MSIADDR over the last one, sprod, PROD (R_PROD:
+	 * A_PROD's reader must find the entries). */
+	sfence
+#endif
 	/* rcx: just past the last entry, in either run. */
 3:	bt	$32, %r15
 	jnc	4f
