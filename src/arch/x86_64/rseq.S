@@ -79,31 +79,30 @@
 	.cfi_restore %rbx
 	.endm
 
-	/* The copy: the first run from slot idx (rcx, up to the source's r14),
-	 * then the second from slot 0 if the first reached the ring's end;
-	 * loads from rax, stores with \st.  rcx ends just past the last entry. */
-	.macro	copy_runs st
-.Lrun1\@:
+	/* Entries from rax to rcx, stored with \st, until rax reaches r14. */
+	.macro	copy_loop st
+.Lcopy\@:
 	movdqu	(%rax), %xmm0
 	\st	%xmm0, (%rcx)
 	add	$16, %rax
 	add	$16, %rcx
 	cmp	%r14, %rax
-	jne	.Lrun1\@
+	jne	.Lcopy\@
+	.endm
+
+	/* The copy: the first run from slot idx (rcx, up to the source's r14),
+	 * then the second from slot 0 if the first reached the ring's end;
+	 * stores with \st.  rcx ends just past the last entry. */
+	.macro	copy_runs st
+	copy_loop \st
 	mov	%r15d, %r14d
 	shl	$4, %r14
 	add	%rdx, %r14
 	cmp	%r14, %rax
-	je	.Lrun2done\@
+	je	.Lruns\@
 	mov	HWT__RSEQ_RING_SLOTS(%r11), %rcx
-.Lrun2\@:
-	movdqu	(%rax), %xmm0
-	\st	%xmm0, (%rcx)
-	add	$16, %rax
-	add	$16, %rcx
-	cmp	%r14, %rax
-	jne	.Lrun2\@
-.Lrun2done\@:
+	copy_loop \st
+.Lruns\@:
 	.endm
 
 	.macro	count_abort counter
