@@ -187,9 +187,11 @@ struct hwt__rseq_ring {
 } __attribute__((aligned(64)));
 
 const char *hwt__rseq_unavailable(void);
-int hwt__rseq_insert(struct hwt__rseq_ring *rings, unsigned nrings, const void *ents, uint32_t k,
-		     unsigned *cpu_out, uint32_t *prod_out);
-int hwt__rseq_publish(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cpu);
+typedef int hwt__rseq_insert_fn(struct hwt__rseq_ring *rings, unsigned nrings, const void *ents,
+				uint32_t k, unsigned *cpu_out, uint32_t *prod_out);
+typedef int hwt__rseq_publish_fn(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cpu);
+hwt__rseq_insert_fn hwt__rseq_insert;
+hwt__rseq_publish_fn hwt__rseq_publish;
 
 _Static_assert(offsetof(struct hwt__rseq_ring, prod) == HWT__RSEQ_RING_PROD, "asm offset");
 _Static_assert(offsetof(struct hwt__rseq_ring, cons) == HWT__RSEQ_RING_CONS, "asm offset");

@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/rseq.h"
 #include "bus/bus.h"
 #include "bus/queue.h"
 #include "bus/regs.h"
@@ -151,8 +152,12 @@ struct hwt__cmdq_mq {
 	struct hwt__rseq_ring *rings;     /* nq, the rseq path's view of the queues */
 	struct hwt__cmdq_anchor *anchor;  /* records find the object through it */
 	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
-	_Atomic unsigned test_moved;      /* tests: insertions left to make "moved" */
-	_Atomic bool test_nopin;          /* tests: a publish's pin fails (EINVAL) */
+	/* The rseq path's two steps and the pin of a moved thread's publish
+	 * (percpu.c): hwt__rseq_insert, hwt__rseq_publish and a pin with
+	 * pthread_setaffinity_np, or a test's (hwt__cmdq_test_rseq). */
+	hwt__rseq_insert_fn *insert;
+	hwt__rseq_publish_fn *publish;
+	int (*pin)(unsigned cpu);         /* 0 or an errno value */
 	_Atomic uint64_t pins;            /* publishes pinned to another CPU (a statistic) */
 };
 
@@ -209,12 +214,11 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
  * its first wait. */
 int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
 			   uint64_t *deadline);
-/* Tests: the next n insertions on q's rseq path leave their publish to the
- * path of a thread that moved (HWT__RSEQ_K_NO_PUBLISH, arch/rseq.h). */
-void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n);
-/* Tests: while on, a publish's pin to the CPU it needs fails as for a CPU
- * the thread may not run on (EINVAL). */
-void hwt__cmdq_test_nopin(struct hwt_cmdq *q, bool on);
+/* Tests: q's rseq path takes these steps and pin (NULL: the library's
+ * own), set before any other thread uses q: a test makes a thread that
+ * moved between the steps, or one that may not run on a CPU. */
+void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
+			 hwt__rseq_publish_fn *publish, int (*pin)(unsigned cpu));
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);

@@ -82,6 +82,7 @@ int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 		r[i].sprod = 0; /* PROD after the reset */
 	}
 	q->mq->rings = r;
+	hwt__cmdq_test_rseq(q, NULL, NULL, NULL);
 	return 0;
 }
 
@@ -123,14 +124,11 @@ static bool published(const struct hwt_cmdq *q, unsigned qi, uint32_t e)
 	return ((x - e) & (2 * size - 1)) < size;
 }
 
-/* Pins the calling thread to CPU cpu alone: 0 or an errno value (a test
- * may make it fail as for a CPU the thread may not run on). */
-static int pin_to(struct hwt_cmdq *q, unsigned cpu)
+/* Pins the calling thread to CPU cpu alone: 0 or an errno value. */
+static int pin_cpu(unsigned cpu)
 {
 	cpu_set_t one;
 
-	if (atomic_load_explicit(&q->mq->test_nopin, memory_order_relaxed))
-		return EINVAL;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one); /* cpu < nq <= NUMQ < CPU_SETSIZE */
 	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
@@ -147,9 +145,9 @@ static int pin_to(struct hwt_cmdq *q, unsigned cpu)
  * on (offline, outside its cpuset) leaves the entries to that CPU's next
  * call, until the deadline: -ETIMEDOUT, the entries unpublished.  A mask
  * the program changes from another thread meanwhile is overwritten by the
- * one saved here.  offcpu: tests only (MOVED_BY_TEST).
+ * one saved here.
  */
-static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, bool offcpu, uint64_t *deadline)
+static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *deadline)
 {
 	struct hwt_cmdq *sq = q->sub[qi];
 	struct hwt__devwait w = { .q = sq, .deadline = *deadline };
@@ -158,16 +156,15 @@ static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, bool offcpu, 
 	int err = 0, pin = -1, why = 0, r; /* pin: -1 to try (again), 0 done, else errno */
 
 	hwt__devwait_next(&w, 0, NULL, NULL);
-	/* offcpu (a test's): tries fail as off CPU qi would, until a pin */
-	while ((r = offcpu ? HWT__RSEQ_MOVED : hwt__rseq_publish(q->mq->rings, q->nq, qi)) ==
-		       HWT__RSEQ_MOVED && !published(q, qi, e)) {
+	while ((r = q->mq->publish(q->mq->rings, q->nq, qi)) == HWT__RSEQ_MOVED &&
+	       !published(q, qi, e)) {
 		if (pin < 0) {
 			pin = saved ? 0 : pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
 			saved = !pin;
 			if (saved)
-				pin = pin_to(q, qi);
+				pin = q->mq->pin(qi);
 			if (!pin) {
-				pinned = true, offcpu = false;
+				pinned = true;
 				atomic_fetch_add_explicit(&q->mq->pins, 1, memory_order_relaxed);
 				continue; /* publish at once, before the deadline's check */
 			}
@@ -197,15 +194,15 @@ static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, bool offcpu, 
 	return err;
 }
 
-/* publish_on() if need (offcpu: a test's), then the record's unpub bit for
+/* publish_on() if need, then the record's unpub bit for
  * qi says whether queue qi still holds entries of this thread unpublished
  * (a publish covers all before it), and a publish rings the doorbell: DB2
  * after the publish's commit (R_PROD), no locked instruction (a fence on
  * the symmetric doorbell only, bus/regs.h). */
 static int publish_noted(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
-			 bool need, bool offcpu, uint64_t *deadline)
+			 bool need, uint64_t *deadline)
 {
-	int err = need ? publish_on(q, qi, e, offcpu, deadline) : 0;
+	int err = need ? publish_on(q, qi, e, deadline) : 0;
 
 	rec_set_unpub(rec, qi, err != 0);
 	if (!err)
@@ -249,7 +246,7 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
 	int err = 0;
 
 	/* The idle rule holds only once e is published (the model's z3). */
-	if (rec_unpub(rec, qi) && (err = publish_noted(q, rec, qi, e, true, false, deadline)) != 0)
+	if (rec_unpub(rec, qi) && (err = publish_noted(q, rec, qi, e, true, deadline)) != 0)
 		return err;
 	w.deadline = *deadline;
 	hwt__devwait_next(&w, 0, not_reached, &r);
@@ -421,47 +418,24 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 
 /* --- insertion --------------------------------------------------------------- */
 
-void hwt__cmdq_test_moved(struct hwt_cmdq *q, unsigned n)
+void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
+			 hwt__rseq_publish_fn *publish, int (*pin)(unsigned cpu))
 {
-	atomic_store_explicit(&q->mq->test_moved, n, memory_order_relaxed);
-}
-
-void hwt__cmdq_test_nopin(struct hwt_cmdq *q, bool on)
-{
-	atomic_store_explicit(&q->mq->test_nopin, on, memory_order_relaxed);
-}
-
-/* HWT__RSEQ_K_NO_PUBLISH while a test asks for "moved" insertions, else 0
- * (one relaxed load of a word beside the rings).  Such an insertion comes
- * back from insert() as MOVED_BY_TEST, and its publish starts as if the
- * thread ran on another CPU, so that it pins itself (to the CPU it is on). */
-#define MOVED_BY_TEST (HWT__RSEQ_MOVED + 1)
-
-static uint32_t test_flag(struct hwt_cmdq *q)
-{
-	_Atomic unsigned *n = &q->mq->test_moved;
-	unsigned v = atomic_load_explicit(n, memory_order_relaxed);
-
-	while (v && !atomic_compare_exchange_weak_explicit(n, &v, v - 1, memory_order_relaxed,
-							   memory_order_relaxed))
-		;
-	return v ? HWT__RSEQ_K_NO_PUBLISH : 0;
+	q->mq->insert = insert ? insert : hwt__rseq_insert;
+	q->mq->publish = publish ? publish : hwt__rseq_publish;
+	q->mq->pin = pin ? pin : pin_cpu;
 }
 
 /* k entries at ents on this CPU's queue; waits for room outside the
  * sections.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).  *qi, *prod:
- * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED (or
- * MOVED_BY_TEST): in, not published (settle() publishes); negative: nothing
- * went in. */
+ * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED: in,
+ * not published (settle() publishes); negative: nothing went in. */
 static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t flag,
 		  uint64_t *deadline, unsigned *qi, uint32_t *prod)
 {
 	for (;;) {
-		uint32_t t = test_flag(q);
-		int err = hwt__rseq_insert(q->mq->rings, q->nq, ents, k | flag | t, qi, prod);
+		int err = q->mq->insert(q->mq->rings, q->nq, ents, k | flag, qi, prod);
 
-		if (err == HWT__RSEQ_MOVED && t)
-			return MOVED_BY_TEST;
 		/* -ERANGE: a CPU number at or past the possible CPUs'
 		 * highest, which the kernel never gives; -EINVAL, -ENOSYS:
 		 * ruled out at create and by the caller. */
@@ -470,7 +444,7 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t fla
 		/* Another producer of this CPU may have inserted and not yet
 		 * published (preempted between its two steps): publish for it,
 		 * so that the device can make the room we wait for. */
-		if (hwt__rseq_publish(q->mq->rings, q->nq, *qi) == 0)
+		if (q->mq->publish(q->mq->rings, q->nq, *qi) == 0)
 			hwt__reg_q_doorbell(q->regs);
 		err = wait_space(q, *qi, k, deadline);
 		if (err)
@@ -478,8 +452,8 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t fla
 	}
 }
 
-/* insert() put the call's entries into queue qi up to e (in: its 0,
- * HWT__RSEQ_MOVED or MOVED_BY_TEST): publish them from CPU qi if the
+/* insert() put the call's entries into queue qi up to e (in: its 0 or
+ * HWT__RSEQ_MOVED): publish them from CPU qi if the
  * section could not, note them in the record (with rec->unpub if that
  * failed), and ring the doorbell. */
 static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigned qi, uint32_t e,
@@ -487,7 +461,7 @@ static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigne
 {
 	/* The record: plain stores, thread-local (no atomic, no lock). */
 	hwt__cmdq_rec_set(rec, qi, e);
-	return publish_noted(q, rec, qi, e, in != 0, in == MOVED_BY_TEST, deadline);
+	return publish_noted(q, rec, qi, e, in != 0, deadline);
 }
 
 int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,

@@ -3,6 +3,7 @@
 #include "harness/mqrig.h"
 #include "harness/harness.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,58 @@ bool mqrig_pin(unsigned cpu)
 	if (sched_setaffinity(0, sizeof(s), &s))
 		return false;
 	return sched_getcpu() == (int)cpu;
+}
+
+static _Atomic unsigned moved_left;
+static _Atomic bool pin_refused;
+static _Thread_local bool lib_pinned; /* the library's pin since this thread's last publish */
+
+static int moved_insert(struct hwt__rseq_ring *rings, unsigned n, const void *ents, uint32_t k,
+			unsigned *cpu, uint32_t *prod)
+{
+	unsigned v = atomic_load_explicit(&moved_left, memory_order_relaxed);
+
+	/* relaxed: a count of test calls, ordered by nothing else */
+	while (v && v != ~0u &&
+	       !atomic_compare_exchange_weak_explicit(&moved_left, &v, v - 1, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+	return hwt__rseq_insert(rings, n, ents, k | (v ? HWT__RSEQ_K_NO_PUBLISH : 0), cpu, prod);
+}
+
+/* As from another CPU until the library has pinned the thread (to that CPU:
+ * the real publish says MOVED otherwise). */
+static int offcpu_publish(struct hwt__rseq_ring *rings, unsigned n, unsigned cpu)
+{
+	if (!lib_pinned)
+		return HWT__RSEQ_MOVED;
+	lib_pinned = false;
+	return hwt__rseq_publish(rings, n, cpu);
+}
+
+static int maybe_pin(unsigned cpu)
+{
+	cpu_set_t s;
+
+	if (atomic_load_explicit(&pin_refused, memory_order_relaxed))
+		return EINVAL;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		return errno;
+	lib_pinned = true;
+	return 0;
+}
+
+void mqrig_moved(struct mqrig *r, unsigned n)
+{
+	atomic_store_explicit(&moved_left, n, memory_order_relaxed);
+	hwt__cmdq_test_rseq(r->q, moved_insert, offcpu_publish, maybe_pin);
+}
+
+void mqrig_nopin(bool on)
+{
+	atomic_store_explicit(&pin_refused, on, memory_order_relaxed);
 }
 
 void mqrig_need_cpus(unsigned n)

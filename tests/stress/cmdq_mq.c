@@ -52,7 +52,6 @@
 #include "common/time.h"
 
 #define NPROD 8
-#define MOVED_ALL 0x7fffffffu
 #define MAXN 16 /* commands per call, at most */
 
 struct storm {
@@ -243,7 +242,7 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 	mqrig_up(&s->r, &opt);
 	hwt_cmdq_get_info(s->r.q, &info);
 	if (moved) /* every insertion publishes as after a move */
-		hwt__cmdq_test_moved(s->r.q, MOVED_ALL);
+		mqrig_moved(&s->r, ~0u);
 	s->gated = storm;
 	s->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 	s->min_calls = 200;
@@ -334,7 +333,7 @@ TEST_TIMEOUT(storm_per_cpu_cons, 120)
 }
 
 /* The rseq path's second step taken as after a move on every insertion
- * (hwt__cmdq_test_moved): the thread pins itself to the CPU it inserted on
+ * (mqrig_moved): the thread pins itself to the CPU it inserted on
  * to publish there (percpu.c publish_on), with its mask restored after,
  * while the storm moves it. */
 TEST_TIMEOUT(storm_per_cpu_moved, 120)

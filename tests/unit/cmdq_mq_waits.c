@@ -261,7 +261,7 @@ TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
 	need_rseq_path(r);
 	set_mask(0, 1);
 	mqrig_cmds(r, 0, 0, c, 3);
-	hwt__cmdq_test_moved(r->q, 2);
+	mqrig_moved(r, 2);
 	ASSERT_OK(hwt_cmdq_issue(r->q, c, 2, false));
 	ASSERT_OK(hwt_cmdq_issue(r->q, c + 2, 1, true));
 	ASSERT_EQ(atomic_load_explicit(&r->q->mq->pins, memory_order_relaxed), 2);
@@ -291,13 +291,13 @@ TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
 	need_rseq_path(r);
 	ASSERT_TRUE(mqrig_pin(0));
 	mqrig_cmds(r, 0, 0, &c, 1);
-	hwt__cmdq_test_moved(r->q, 1);
-	hwt__cmdq_test_nopin(r->q, true);
+	mqrig_moved(r, 1);
+	mqrig_nopin(true);
 	ASSERT_EQ(hwt_cmdq_issue(r->q, &c, 1, false), -ETIMEDOUT);
 	ASSERT_TRUE(logged(&r->log, "not published: this thread moved off that CPU and may not run there"));
 	hwt__sleep_ns(20000000);
 	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 0);
-	hwt__cmdq_test_nopin(r->q, false);
+	mqrig_nopin(false);
 	ASSERT_TRUE(mqrig_pin(1));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 1);
