@@ -188,15 +188,17 @@ $(foreach s,$(TEST_SRCS),$(eval $(call test_rule,$(s))))
 # before the entries, -post leaves the commit out of the section, -nocpu does
 # not check the CPU inside it, -msiaddr does not store a CMD_SYNC's MSIADDR,
 # -pubout publishes outside a section, -ntfence (x86_64) leaves out the sfence
-# after a non-temporal copy.  The library never contains any of them.
+# after a non-temporal copy, -pubcpu publishes without checking the CPU.  The
+# library never contains any of them.
 RSEQ_S := $(wildcard src/arch/$(ARCHDIR)/rseq.S)
-RSEQ_BUILDS := test broken broken-post broken-nocpu broken-msiaddr broken-pubout broken-ntfence
+RSEQ_BUILDS := test broken broken-post broken-nocpu broken-msiaddr broken-pubout broken-ntfence broken-pubcpu
 rseq_def_broken := -DHWT_RSEQ_BROKEN_COMMIT
 rseq_def_broken-post := -DHWT_RSEQ_BROKEN_POST
 rseq_def_broken-nocpu := -DHWT_RSEQ_BROKEN_NOCPU
 rseq_def_broken-msiaddr := -DHWT_RSEQ_BROKEN_MSIADDR
 rseq_def_broken-pubout := -DHWT_RSEQ_BROKEN_PUBOUT
 rseq_def_broken-ntfence := -DHWT_RSEQ_BROKEN_NTFENCE
+rseq_def_broken-pubcpu := -DHWT_RSEQ_BROKEN_PUBCPU
 ifneq ($(RSEQ_S),)
 $(BUILD)/obj/tests/rseq-%.o: $(RSEQ_S) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

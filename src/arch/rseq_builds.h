@@ -32,6 +32,10 @@
 #define FN hwt__rseq_insert_broken_ntfence
 #define PUB hwt__rseq_publish_broken_ntfence
 #define ABORTS hwt__rseq_broken_ntfence_aborts
+#elif defined(HWT_RSEQ_BROKEN_PUBCPU)
+#define FN hwt__rseq_insert_broken_pubcpu
+#define PUB hwt__rseq_publish_broken_pubcpu
+#define ABORTS hwt__rseq_broken_pubcpu_aborts
 #elif defined(HWT_RSEQ_TEST)
 #define FN hwt__rseq_insert_test
 #define PUB hwt__rseq_publish_test

@@ -28,6 +28,8 @@ struct build rseqrig_build(const char *name)
 		return BUILD(name, _broken_pubout, broken_pubout);
 	if (!strcmp(name, "ntfence"))
 		return BUILD(name, _broken_ntfence, broken_ntfence);
+	if (!strcmp(name, "pubcpu"))
+		return BUILD(name, _broken_pubcpu, broken_pubcpu);
 	return BUILD("test", _test, test);
 }
 
@@ -95,6 +97,26 @@ static int pin_to(pthread_t th, bool self, int c)
 	if (self)
 		return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
 	return pthread_setaffinity_np(th, sizeof(set), &set);
+}
+
+bool rseqrig_publish_elsewhere_refused(publish_fn *publish)
+{
+	static struct rig r;
+	int c = sched_getcpu(), rc;
+	uint32_t prod;
+	rseqrig_init(&r, 3);
+	if (r.nrings < 2) {
+		rseqrig_free(&r);
+		SKIP("one possible CPU: no other CPU's ring");
+	}
+	ASSERT_TRUE(c >= 0 && pin_to(0, true, c) == 0);
+	unsigned other = ((unsigned)c + 1) % r.nrings;
+	r.rings[other].sprod = 3; /* inserted there, not published */
+	rc = publish(r.rings, r.nrings, other);
+	prod = atomic_load_explicit(&r.q[other].prod, memory_order_relaxed);
+	TLOG("publish of CPU %u's ring from CPU %d: %d, its PROD %u", other, c, rc, prod);
+	rseqrig_free(&r);
+	return rc == HWT__RSEQ_MOVED && prod == 0;
 }
 
 void rseqrig_init(struct rig *r, unsigned shift)

@@ -42,6 +42,7 @@ BUILD_SYMS(_broken_nocpu, broken_nocpu)
 BUILD_SYMS(_broken_msiaddr, broken_msiaddr)
 BUILD_SYMS(_broken_pubout, broken_pubout)
 BUILD_SYMS(_broken_ntfence, broken_ntfence)
+BUILD_SYMS(_broken_pubcpu, broken_pubcpu)
 extern uint64_t hwt__rseq_test_msi_aborts __attribute__((weak));
 extern uint64_t hwt__rseq_test_pub_aborts __attribute__((weak));
 
@@ -131,10 +132,14 @@ static inline unsigned long long rseqrig_stat(_Atomic uint64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-/* The build a name gives ("commit", "post", "nocpu", "msiaddr", "pubout", "ntfence";
+/* The build a name gives ("commit", "post", "nocpu", "msiaddr", "pubout", "ntfence", "pubcpu";
  * anything else: the test build); its fn is NULL where the arch has no
  * assembly. */
 struct build rseqrig_build(const char *name);
+/* The contract's "another CPU's ring": pinned to the CPU it runs on, a
+ * publish of the next CPU's ring (holding unpublished entries) returns
+ * HWT__RSEQ_MOVED and stores nothing.  Skips with one possible CPU. */
+bool rseqrig_publish_elsewhere_refused(publish_fn *publish);
 /* The mutant HWT_RSEQ_TEST_BROKEN names, or NULL. */
 const char *rseqrig_want_broken(void);
 uint64_t rseqrig_now_ns(void);

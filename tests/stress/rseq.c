@@ -260,6 +260,20 @@ TEST_TIMEOUT(rseq_storm_catches_broken_pubout, 60)
 	catch_mutant("pubout");
 }
 
+/* The publish without its CPU check (the model's z2: a store of PROD from
+ * another CPU, which can move PROD back): the contract's check of a
+ * publish from another CPU (unit_rseq) holds for the library's build and
+ * fails for this one. */
+TEST(rseq_contract_catches_broken_pubcpu)
+{
+	rseqrig_skip_without_rseq();
+	struct build b = rseqrig_build("pubcpu");
+	if (!b.fn)
+		SKIP("this build has no test build of the assembly");
+	ASSERT_TRUE(rseqrig_publish_elsewhere_refused(hwt__rseq_publish));
+	ASSERT_FALSE(rseqrig_publish_elsewhere_refused(b.publish));
+}
+
 /* No sfence after a non-temporal copy (x86_64): PROD may be seen before the
  * entries.  Big calls, no storm: caught in the first round or within 20 s
  * (scaled). */

@@ -3,7 +3,8 @@
  * hwt__rseq_insert() and hwt__rseq_publish() for aarch64 (the contract:
  * src/arch/rseq.h; the design: docs/percpu-queues.md, sections 2 and 8).
  * HWT_RSEQ_TEST and the mutants HWT_RSEQ_BROKEN_COMMIT, _POST, _NOCPU,
- * _MSIADDR and _PUBOUT make the test builds, as in src/arch/x86_64/rseq.S
+ * _MSIADDR, _PUBOUT, _NTFENCE (the test build here: no non-temporal copy)
+ * and _PUBCPU make the test builds, as in src/arch/x86_64/rseq.S
  * (bit 33 of x3 marks the MSIADDR store there, for hwt__rseq_test_msi_aborts).
  */
 #include "arch/asm.h"
@@ -246,9 +247,11 @@ PUB:
 #ifndef HWT_RSEQ_BROKEN_PUBOUT
 	str	x17, [x10, #HWT__RSEQ_CS]
 #endif
+#ifndef HWT_RSEQ_BROKEN_PUBCPU
 	ldr	w9, [x10, #HWT__RSEQ_CPU_ID]		/* on the ring's CPU? */
 	cmp	w9, w6
 	b.ne	.Lmoved
+#endif
 	ldr	w16, [x7, #HWT__RSEQ_RING_SPROD]
 #ifdef HWT_RSEQ_BROKEN_PUBOUT
 	mov	w9, #32					/* BROKEN: and a stall (the window) */

@@ -26,8 +26,12 @@
  * between its load of sprod and its store of PROD stores a stale PROD
  * after another thread of that CPU published more: PROD moves back (32
  * pause instructions between the two, the model's stall, widen the window
- * for the storm's signals to hit).  The
- * library is built with none of them.
+ * for the storm's signals to hit); HWT_RSEQ_BROKEN_NTFENCE
+ * (hwt__rseq_insert_broken_ntfence) leaves out the sfence after a
+ * non-temporal copy; HWT_RSEQ_BROKEN_PUBCPU (hwt__rseq_publish_broken_pubcpu)
+ * publishes without checking the CPU (the model's z2: a store of PROD from
+ * another CPU), which the contract's check catches.  The library is built
+ * with none of them.
  */
 #include "arch/asm.h"
 #include "arch/rseq.h"
@@ -350,8 +354,10 @@ PUB:
 #ifndef HWT_RSEQ_BROKEN_PUBOUT
 	mov	%rcx, %fs:HWT__RSEQ_CS(%r10)
 #endif
+#ifndef HWT_RSEQ_BROKEN_PUBCPU
 	cmpl	%edx, %fs:HWT__RSEQ_CPU_ID(%r10)	/* on the ring's CPU? */
 	jne	.Lmoved
+#endif
 	movl	HWT__RSEQ_RING_SPROD(%r11), %eax
 #ifdef HWT_RSEQ_BROKEN_PUBOUT
 	mov	$32, %ecx				/* BROKEN: and a stall (the window) */
