@@ -157,7 +157,7 @@ struct hwt__cmdq_mq {
 	 * pthread_setaffinity_np, or a test's (hwt__cmdq_test_rseq). */
 	hwt__rseq_insert_fn *insert;
 	hwt__rseq_publish_fn *publish;
-	int (*pin)(unsigned cpu);         /* 0 or an errno value */
+	hwt__rseq_pin_fn *pin;
 	_Atomic uint64_t pins;            /* publishes pinned to another CPU (a statistic) */
 };
 
@@ -218,7 +218,7 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
  * own), set before any other thread uses q: a test makes a thread that
  * moved between the steps, or one that may not run on a CPU. */
 void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
-			 hwt__rseq_publish_fn *publish, int (*pin)(unsigned cpu));
+			 hwt__rseq_publish_fn *publish, hwt__rseq_pin_fn *pin);
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);

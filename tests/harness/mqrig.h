@@ -84,13 +84,15 @@ unsigned mqrig_ncpus(void);
 bool mqrig_pin(unsigned cpu);
 void mqrig_need_cpus(unsigned n);
 /* The rseq path of r's queue as for a thread that moves between its two
- * steps (hwt__cmdq_test_rseq): the next n insertions are left unpublished
- * (HWT__RSEQ_K_NO_PUBLISH; ~0u: all), and a publish made from C fails as
- * from another CPU (HWT__RSEQ_MOVED) until the library has pinned the
- * thread, once per pin.  Call before other threads use the queue. */
+ * steps (hwt__cmdq_test_rseq): the next n insertion attempts (an -EAGAIN
+ * counts) are left unpublished (HWT__RSEQ_K_NO_PUBLISH; ~0u: all), and
+ * from then on a publish made from C fails as from another CPU
+ * (HWT__RSEQ_MOVED) until the library has pinned the thread, once per pin:
+ * so the publish of insert()'s wait for room never runs (the tests without
+ * mqrig_moved cover it).  Call before other threads use the queue. */
 void mqrig_moved(struct mqrig *r, unsigned n);
-/* While on, the library's pin fails as for a CPU the thread may not run
- * on (EINVAL). */
+/* While on (after mqrig_moved, which installs the pin), the library's pin
+ * fails as for a CPU the thread may not run on (EINVAL). */
 void mqrig_nopin(bool on);
 
 #endif
