@@ -136,23 +136,26 @@ static uint64_t handon_round(bool disable_msi)
 	return h;
 }
 
-/* Three rounds: a round counts none only if the last leave found neither
- * asleep (both between two 10 ms sleeps, a window of microseconds). */
+/* Rounds until one counts a hand-on, at most 12: a round counts none only
+ * if the last leave found neither asleep (both between two 10 ms sleeps, a
+ * window of microseconds natively; under qemu-user for riscv64 about half
+ * the CONS rounds count none, and 3 in a row once failed a CI run).
+ * Without the hand-on every round counts none. */
 static void woken_big_sleeper_hands_on(bool disable_msi)
 {
 	uint64_t h = 0;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 12 && !h; i++)
 		h += handon_round(disable_msi);
 	ASSERT_GE(h, 1);
 }
 
-TEST(woken_big_sleeper_hands_on_to_a_smaller_one_msi)
+TEST_TIMEOUT(woken_big_sleeper_hands_on_to_a_smaller_one_msi, 20)
 {
 	woken_big_sleeper_hands_on(false);
 }
 
-TEST(woken_big_sleeper_hands_on_to_a_smaller_one_cons)
+TEST_TIMEOUT(woken_big_sleeper_hands_on_to_a_smaller_one_cons, 20)
 {
 	woken_big_sleeper_hands_on(true);
 }
