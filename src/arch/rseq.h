@@ -51,9 +51,9 @@
  *             which the caller built with MSIADDR 0 (a CMD_SYNC's dw1 holds
  *             MSIADDR[51:2] and nothing else); a restart stores it again for
  *             the slot it then fills.  k | HWT__RSEQ_K_NT: the copy's
- *             stores non-temporal (x86_64; see the flag).  k | HWT__RSEQ_K_NO_PUBLISH: step 1
- *             only, as if the thread had moved (tests make the moved case
- *             with it).  Returns
+ *             stores non-temporal (x86_64; see the flag).
+ *             k | HWT__RSEQ_K_NO_PUBLISH: step 1 only, as if the thread
+ *             had moved (tests make the moved case with it).  Returns
  *               0        *cpu = the ring used, *prod = the call's end (the
  *                        sprod value step 1 stored); PROD is at or past it
  *               HWT__RSEQ_MOVED (positive)  inserted as for 0, not published:
@@ -74,8 +74,8 @@
  *             *prod is written only on 0 and HWT__RSEQ_MOVED.  The function
  *             takes no lock, makes no system call, and has no locked
  *             instruction; its one fence is x86_64's sfence after a
- *             non-temporal copy (HWT__RSEQ_K_NT).  It leaves the thread's rseq_cs 0 on
- *             every return (one plain store): a descriptor address left there
+ *             non-temporal copy (HWT__RSEQ_K_NT).  It leaves the thread's
+ *             rseq_cs 0 on every return (one plain store): a descriptor address left there
  *             would outlive a dlclose() that unmaps the library, and at the
  *             thread's next preemption, migration or signal the kernel,
  *             failing to read the descriptor, would kill the process with
@@ -99,9 +99,9 @@
  * this thread, or by one switched out of it: a context switch orders them),
  * so the publish's release store orders them for the device.  On x86_64
  * HWT__RSEQ_K_NT stores them with movntdq, which TSO does not order: an
- * sfence follows the copy, before the MSIADDR store
- * and the commit (a context switch, an interrupt, drains the write-combining
- * buffers of a section that a restart cut short).
+ * sfence follows the copy, before the MSIADDR store and the commit (a
+ * context switch, an interrupt, drains the write-combining buffers of a
+ * section that a restart cut short).
  *
  * The assembly is src/arch/x86_64/rseq.S and src/arch/aarch64/rseq.S; both
  * include this header for the offsets below (checked against the C layout at

@@ -154,7 +154,7 @@ struct hwt__cmdq_mq {
 	struct hwt__cmdq_rec *pool;       /* records of exited threads (hwt__cmdq_glock) */
 	/* The rseq path's two steps and the pin of a moved thread's publish
 	 * (percpu.c): hwt__rseq_insert, hwt__rseq_publish and a pin with
-	 * pthread_setaffinity_np, or a test's (hwt__cmdq_test_rseq). */
+	 * pthread_setaffinity_np, or a test's (hwt__cmdq_rseq_steps). */
 	hwt__rseq_insert_fn *insert;
 	hwt__rseq_publish_fn *publish;
 	hwt__rseq_pin_fn *pin;
@@ -214,10 +214,10 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
  * its first wait. */
 int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
 			   uint64_t *deadline);
-/* Tests: q's rseq path takes these steps and pin (NULL: the library's
- * own), set before any other thread uses q: a test makes a thread that
- * moved between the steps, or one that may not run on a CPU. */
-void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
+/* q's rseq path takes these steps and pin (NULL: the library's own, set at
+ * create); set before any other thread uses q.  Tests make with them a
+ * thread that moved between the steps, or one that may not run on a CPU. */
+void hwt__cmdq_rseq_steps(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
 			 hwt__rseq_publish_fn *publish, hwt__rseq_pin_fn *pin);
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */

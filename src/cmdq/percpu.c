@@ -82,7 +82,7 @@ int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 		r[i].sprod = 0; /* PROD after the reset */
 	}
 	q->mq->rings = r;
-	hwt__cmdq_test_rseq(q, NULL, NULL, NULL);
+	hwt__cmdq_rseq_steps(q, NULL, NULL, NULL);
 	return 0;
 }
 
@@ -194,11 +194,11 @@ static int publish_on(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t *dea
 	return err;
 }
 
-/* publish_on() if need, then the record's unpub bit for
- * qi says whether queue qi still holds entries of this thread unpublished
- * (a publish covers all before it), and a publish rings the doorbell: DB2
- * after the publish's commit (R_PROD), no locked instruction (a fence on
- * the symmetric doorbell only, bus/regs.h). */
+/* publish_on() if need, then the record's unpub bit for qi says whether
+ * queue qi still holds entries of this thread unpublished (a publish covers
+ * all before it), and a publish rings the doorbell: DB2 after the publish's
+ * commit (R_PROD), no locked instruction (a fence on the symmetric doorbell
+ * only, bus/regs.h). */
 static int publish_noted(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsigned qi, uint32_t e,
 			 bool need, uint64_t *deadline)
 {
@@ -418,7 +418,7 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 
 /* --- insertion --------------------------------------------------------------- */
 
-void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
+void hwt__cmdq_rseq_steps(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
 			 hwt__rseq_publish_fn *publish, hwt__rseq_pin_fn *pin)
 {
 	q->mq->insert = insert ? insert : hwt__rseq_insert;
@@ -427,9 +427,10 @@ void hwt__cmdq_test_rseq(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
 }
 
 /* k entries at ents on this CPU's queue; waits for room outside the
- * sections.  flag: 0 or HWT__RSEQ_K_SYNC_MSI (arch/rseq.h).  *qi, *prod:
- * the queue and the call's end.  0: in and published; HWT__RSEQ_MOVED: in,
- * not published (settle() publishes); negative: nothing went in. */
+ * sections.  flag: 0, HWT__RSEQ_K_SYNC_MSI or HWT__RSEQ_K_NT (arch/rseq.h).
+ * *qi, *prod: the queue and the call's end.  0: in and published;
+ * HWT__RSEQ_MOVED: in, not published (settle() publishes); negative:
+ * nothing went in. */
 static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t flag,
 		  uint64_t *deadline, unsigned *qi, uint32_t *prod)
 {
@@ -453,9 +454,9 @@ static int insert(struct hwt_cmdq *q, const void *ents, uint32_t k, uint32_t fla
 }
 
 /* insert() put the call's entries into queue qi up to e (in: its 0 or
- * HWT__RSEQ_MOVED): publish them from CPU qi if the
- * section could not, note them in the record (with rec->unpub if that
- * failed), and ring the doorbell. */
+ * HWT__RSEQ_MOVED): publish them from CPU qi if the section could not, note
+ * them in the record (with rec->unpub if that failed), and ring the
+ * doorbell. */
 static int settle(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, int in, unsigned qi, uint32_t e,
 		  uint64_t *deadline)
 {

@@ -206,7 +206,7 @@ static int maybe_pin(unsigned cpu)
 void mqrig_moved(struct mqrig *r, unsigned n)
 {
 	atomic_store_explicit(&moved_left, n, memory_order_relaxed);
-	hwt__cmdq_test_rseq(r->q, moved_insert, offcpu_publish, maybe_pin);
+	hwt__cmdq_rseq_steps(r->q, moved_insert, offcpu_publish, maybe_pin);
 }
 
 void mqrig_nopin(bool on)

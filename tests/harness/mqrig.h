@@ -84,7 +84,7 @@ unsigned mqrig_ncpus(void);
 bool mqrig_pin(unsigned cpu);
 void mqrig_need_cpus(unsigned n);
 /* The rseq path of r's queue as for a thread that moves between its two
- * steps (hwt__cmdq_test_rseq): the next n insertion attempts (an -EAGAIN
+ * steps (hwt__cmdq_rseq_steps): the next n insertion attempts (an -EAGAIN
  * counts) are left unpublished (HWT__RSEQ_K_NO_PUBLISH; ~0u: all), and
  * from then on a publish made from C fails as from another CPU
  * (HWT__RSEQ_MOVED) until the library has pinned the thread, once per pin:
