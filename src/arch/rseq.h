@@ -190,7 +190,6 @@ const char *hwt__rseq_unavailable(void);
 typedef int hwt__rseq_insert_fn(struct hwt__rseq_ring *rings, unsigned nrings, const void *ents,
 				uint32_t k, unsigned *cpu_out, uint32_t *prod_out);
 typedef int hwt__rseq_publish_fn(struct hwt__rseq_ring *rings, unsigned nrings, unsigned cpu);
-typedef int hwt__rseq_pin_fn(unsigned cpu); /* the caller to CPU cpu alone: 0 or an errno */
 hwt__rseq_insert_fn hwt__rseq_insert;
 hwt__rseq_publish_fn hwt__rseq_publish;
 

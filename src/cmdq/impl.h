@@ -122,8 +122,9 @@ _Static_assert(offsetof(struct hwt_cmdq, owner_prod) - offsetof(struct hwt_cmdq,
 
 /* --- several queues (queues.c, percpu.c) ------------------------------------ */
 
-struct hwt__rseq_ring;
 struct hwt__cmdq_anchor;
+/* Pins the calling thread to CPU cpu alone: 0 or an errno value. */
+typedef int hwt__cmdq_pin_fn(unsigned cpu);
 
 /*
  * A thread's record for one object (docs/percpu-queues.md, section 2):
@@ -157,7 +158,7 @@ struct hwt__cmdq_mq {
 	 * pthread_setaffinity_np, or a test's (hwt__cmdq_rseq_steps). */
 	hwt__rseq_insert_fn *insert;
 	hwt__rseq_publish_fn *publish;
-	hwt__rseq_pin_fn *pin;
+	hwt__cmdq_pin_fn *pin;
 	_Atomic uint64_t pins;            /* publishes pinned to another CPU (a statistic) */
 };
 
@@ -218,7 +219,7 @@ int hwt__cmdq_wait_reached(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec, unsign
  * create); set before any other thread uses q.  Tests make with them a
  * thread that moved between the steps, or one that may not run on a CPU. */
 void hwt__cmdq_rseq_steps(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
-			 hwt__rseq_publish_fn *publish, hwt__rseq_pin_fn *pin);
+			 hwt__rseq_publish_fn *publish, hwt__cmdq_pin_fn *pin);
 /* The rings of the rseq path (setup.c); fini after the queues are
  * disabled (the rings point into the queues' memory). */
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q);

@@ -419,7 +419,7 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 /* --- insertion --------------------------------------------------------------- */
 
 void hwt__cmdq_rseq_steps(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
-			 hwt__rseq_publish_fn *publish, hwt__rseq_pin_fn *pin)
+			 hwt__rseq_publish_fn *publish, hwt__cmdq_pin_fn *pin)
 {
 	q->mq->insert = insert ? insert : hwt__rseq_insert;
 	q->mq->publish = publish ? publish : hwt__rseq_publish;

@@ -163,7 +163,7 @@ bool mqrig_pin(unsigned cpu)
 }
 
 static _Atomic unsigned moved_left;
-static _Atomic bool pin_refused;
+static _Atomic bool pin_refused; /* relaxed: a switch the test thread sets and reads */
 static _Thread_local bool lib_pinned; /* the library's pin since this thread's last publish */
 
 static int moved_insert(struct hwt__rseq_ring *rings, unsigned n, const void *ents, uint32_t k,

@@ -99,7 +99,7 @@ static int pin_to(pthread_t th, bool self, int c)
 	return pthread_setaffinity_np(th, sizeof(set), &set);
 }
 
-bool rseqrig_publish_elsewhere_refused(publish_fn *publish)
+bool rseqrig_publish_elsewhere_refused(hwt__rseq_publish_fn *publish)
 {
 	static struct rig r;
 	int c = sched_getcpu(), rc;

@@ -28,12 +28,10 @@
 #define HWT_TSAN 0
 #endif
 
-typedef int insert_fn(struct hwt__rseq_ring *, unsigned, const void *, uint32_t, unsigned *, uint32_t *);
-typedef int publish_fn(struct hwt__rseq_ring *, unsigned, unsigned);
 /* The names of src/arch/rseq_builds.h. */
-#define BUILD_SYMS(sfx, ab)                                                    \
-	extern insert_fn hwt__rseq_insert##sfx __attribute__((weak));          \
-	extern publish_fn hwt__rseq_publish##sfx __attribute__((weak));        \
+#define BUILD_SYMS(sfx, ab)                                                       \
+	extern hwt__rseq_insert_fn hwt__rseq_insert##sfx __attribute__((weak));   \
+	extern hwt__rseq_publish_fn hwt__rseq_publish##sfx __attribute__((weak)); \
 	extern uint64_t hwt__rseq_##ab##_aborts __attribute__((weak));
 BUILD_SYMS(_test, test)
 BUILD_SYMS(_broken, broken)
@@ -49,8 +47,8 @@ extern uint64_t hwt__rseq_test_pub_aborts __attribute__((weak));
 /* A build of the assembly: its functions and its restart counter. */
 struct build {
 	const char *name;
-	insert_fn *fn;
-	publish_fn *publish;
+	hwt__rseq_insert_fn *fn;
+	hwt__rseq_publish_fn *publish;
 	uint64_t *aborts;
 };
 
@@ -93,8 +91,8 @@ struct rig {
 	struct hwt__rseq_ring *rings;
 	struct queue *q;
 	uint64_t *slots, *shadow; /* shadow: the last entry consumed from each slot */
-	insert_fn *insert;
-	publish_fn *publish;
+	hwt__rseq_insert_fn *insert;
+	hwt__rseq_publish_fn *publish;
 	unsigned nprod;
 	uint64_t per_prod; /* entries each producer inserts */
 	unsigned kmax; /* at most RSEQRIG_KMAX */
@@ -139,7 +137,7 @@ struct build rseqrig_build(const char *name);
 /* The contract's "another CPU's ring": pinned to the CPU it runs on, a
  * publish of the next CPU's ring (holding unpublished entries) returns
  * HWT__RSEQ_MOVED and stores nothing.  Skips with one possible CPU. */
-bool rseqrig_publish_elsewhere_refused(publish_fn *publish);
+bool rseqrig_publish_elsewhere_refused(hwt__rseq_publish_fn *publish);
 /* The mutant HWT_RSEQ_TEST_BROKEN names, or NULL. */
 const char *rseqrig_want_broken(void);
 uint64_t rseqrig_now_ns(void);

@@ -64,49 +64,49 @@ static struct build shipped(void)
 	return (struct build){ "library", hwt__rseq_insert, hwt__rseq_publish, NULL };
 }
 
-/* Several producers per CPU, pinned, a small ring (wraps and fills). */
+/*
+ * A round without a storm, build b: two producers per CPU, pinned, per_prod
+ * entries each in calls of 1..kmax, a ring of 2^shift (wraps and fills).
+ * Returns its violations.  Finished, or cut by the deadline (20 s, scaled)
+ * after at least an eighth of it: with other processes' busy threads on
+ * every CPU each sched_yield of the rig's backoff may give a whole time
+ * slice away, and 4 of 150 runs beside two busy loops were cut after
+ * 305,102 to 473,624 of 800,000 entries (every one checked).
+ */
+static uint64_t plain_round(struct rig *r, struct build b, unsigned shift, uint64_t per_prod,
+			    unsigned kmax, bool allow_violations)
+{
+	rseqrig_init(r, shift);
+	r->insert = b.fn;
+	r->publish = b.publish;
+	r->nprod = 2 * rseqrig_sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * rseqrig_sg.ncpus;
+	r->per_prod = per_prod;
+	r->kmax = kmax;
+	r->pin = true;
+	uint64_t v = rseqrig_run(r, false, 20000 * (uint64_t)hwt_test_scale(), allow_violations);
+	if (atomic_load_explicit(&r->stop, memory_order_relaxed)) { /* after the joins */
+		TLOG("cut by the deadline after %llu of %llu entries", (unsigned long long)r->consumed,
+		     (unsigned long long)r->nprod * r->per_prod);
+		ASSERT_TRUE(r->consumed >= (uint64_t)r->nprod * r->per_prod / 8);
+	}
+	return v;
+}
+
+/* Small calls on a ring of 16 (0.15 s alone on 2 CPUs). */
 TEST_TIMEOUT(rseq_consumer_exactly_once, 60)
 {
 	rseqrig_skip_without_rseq();
 	static struct rig r;
-	rseqrig_init(&r, 4);
-	r.insert = shipped().fn;
-	r.publish = shipped().publish;
-	r.nprod = 2 * rseqrig_sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * rseqrig_sg.ncpus;
-	r.per_prod = 200000;
-	r.kmax = 5;
-	r.pin = true;
-	rseqrig_run(&r, false, 20000 * (uint64_t)hwt_test_scale(), false);
-	/* Finished (0.15 s alone on 2 CPUs), or cut by the deadline after at
-	 * least an eighth of it: with other processes' busy threads on every
-	 * CPU each sched_yield of the rig's backoff may give a whole time
-	 * slice away, and 4 of 150 runs beside two busy loops were cut after
-	 * 305,102 to 473,624 of 800,000 entries (every one checked). */
-	if (atomic_load_explicit(&r.stop, memory_order_relaxed)) { /* after the joins */
-		TLOG("cut by the deadline after %llu of %llu entries", (unsigned long long)r.consumed,
-		     (unsigned long long)r.nprod * r.per_prod);
-		ASSERT_TRUE(r.consumed >= (uint64_t)r.nprod * r.per_prod / 8);
-	}
+	plain_round(&r, shipped(), 4, 200000, 5, false);
 	rseqrig_free(&r);
 }
 
-/* Calls of up to 128 entries, about half of them HWT__RSEQ_NT_MIN or more
- * (x86_64 stores those non-temporally, then fences them), pinned
- * producers, no storm, a ring of 256 (wraps and fills); build b.  Returns
- * the violations. */
+/* Calls of up to 128 entries on a ring of 256, about half of them
+ * HWT__RSEQ_NT_MIN or more (x86_64 stores those non-temporally, then
+ * fences them). */
 static uint64_t big_calls_round(struct rig *r, struct build b, bool allow_violations)
 {
-	rseqrig_init(r, 8);
-	r->insert = b.fn;
-	r->publish = b.publish;
-	r->nprod = 2 * rseqrig_sg.ncpus > MAX_PRODUCERS ? MAX_PRODUCERS : 2 * rseqrig_sg.ncpus;
-	r->per_prod = 400000;
-	r->kmax = 128;
-	r->pin = true;
-	uint64_t v = rseqrig_run(r, false, 20000 * (uint64_t)hwt_test_scale(), allow_violations);
-	if (atomic_load_explicit(&r->stop, memory_order_relaxed)) /* cut: as rseq_consumer_exactly_once */
-		ASSERT_TRUE(r->consumed >= (uint64_t)r->nprod * r->per_prod / 8);
-	return v;
+	return plain_round(r, b, 8, 400000, 128, allow_violations);
 }
 
 TEST_TIMEOUT(rseq_big_calls_exactly_once, 60)
@@ -119,10 +119,11 @@ TEST_TIMEOUT(rseq_big_calls_exactly_once, 60)
 
 /* One storm round with build b: three producers per online CPU, a ring of
  * 1024, up to 32 entries per call (HWT_RSEQ_NPROD and HWT_RSEQ_SHIFT
- * change the first two, for a hunt); the test build's storm makes an
- * eighth of its calls 64-96 entries, non-temporal on x86_64.  Returns its violations; *restarts gets
- * the restarts counted. */
-static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations, uint64_t *restarts)
+ * change the first two, for a hunt); with big, an eighth of the calls
+ * 64-96 entries, non-temporal on x86_64, where the ring holds them.
+ * Returns its violations; *restarts gets the restarts counted. */
+static uint64_t storm_round(struct rig *r, struct build b, bool big, bool allow_violations,
+			    uint64_t *restarts)
 {
 	rseqrig_online_cpus();
 	uint64_t shift = rseqrig_env_u64("HWT_RSEQ_SHIFT", 10);
@@ -135,10 +136,7 @@ static uint64_t storm_round(struct rig *r, struct build b, bool allow_violations
 	r->nprod = nprod > MAX_PRODUCERS ? MAX_PRODUCERS : nprod ? (unsigned)nprod : 1;
 	r->per_prod = 1u << 26; /* or until the deadline */
 	r->kmax = 32;
-	/* the test build's storm: an eighth of the calls big enough for x86_64's
-	 * non-temporal copy, restarted in it too (where the ring holds them);
-	 * the mutants' windows are hit most often with small calls only */
-	r->kbig = strcmp(b.name, "test") || (1u << shift) < HWT__RSEQ_NT_MIN + 32 ? 0 : HWT__RSEQ_NT_MIN;
+	r->kbig = big && (1u << shift) >= HWT__RSEQ_NT_MIN + 32 ? HWT__RSEQ_NT_MIN : 0;
 	uint64_t v = rseqrig_run(r, true, rseqrig_stress_ms(), allow_violations);
 	if (r->kbig)
 		ASSERT_GT(rseqrig_stat(&r->nt), 0);
@@ -175,7 +173,10 @@ TEST_TIMEOUT(rseq_restart_storm, 60)
 	do {
 		msi0 = __atomic_load_n(&hwt__rseq_test_msi_aborts, __ATOMIC_RELAXED);
 		pub0 = __atomic_load_n(&hwt__rseq_test_pub_aborts, __ATOMIC_RELAXED);
-		storm_round(&r, rseqrig_build(b ? b : "test"), false, &re);
+		/* big calls for the test build (restarted in a non-temporal
+		 * copy too); a mutant's window is hit most often with small
+		 * calls only */
+		storm_round(&r, rseqrig_build(b ? b : "test"), !b, false, &re);
 		if (!b) {
 			msi += __atomic_load_n(&hwt__rseq_test_msi_aborts, __ATOMIC_RELAXED) - msi0;
 			pub += __atomic_load_n(&hwt__rseq_test_pub_aborts, __ATOMIC_RELAXED) - pub0;
@@ -214,7 +215,7 @@ static void catch_mutant(const char *name)
 	uint64_t end = rseqrig_now_ns() + 20000000000ull * (uint64_t)hwt_test_scale();
 	while (rounds ? round < rounds : !caught && rseqrig_now_ns() < end) {
 		static struct rig r;
-		uint64_t re, v = storm_round(&r, b, true, &re);
+		uint64_t re, v = storm_round(&r, b, false, true, &re);
 		restarts += re;
 		round++;
 		if (v && !caught++)
