@@ -130,17 +130,24 @@
 #define HWT__RSEQ_K_NO_PUBLISH 0x40000000
 
 /* k's flag: store the entries non-temporally (x86_64: movntdq, then an
- * sfence before the commit; aarch64 ignores it).  A normal store to a line
- * the device has read must first take the line back from the device's
- * cache (one round trip per 4 entries); non-temporal stores take no line,
- * and the device reads them from memory.  For calls of HWT__RSEQ_NT_MIN
- * entries or more that nobody waits on (no CMD_SYNC): in bench_cmdq on a
- * 2-CPU EPYC guest flow gained 15-28% at 64 entries, nothing at 32, lost
- * 40% at 8, and a CMD_SYNC awaited after 64 entries lost 16% (the device's
- * reads come from memory then): docs/benchmarks-hand.md. */
+ * sfence before the commit; aarch64 ignores it: HWT__RSEQ_HAVE_NT 0).  A
+ * normal store to a line the device has read must first take the line back
+ * from the device's cache (one round trip per 4 entries); non-temporal
+ * stores take no line, and the device reads them from memory.  Which costs
+ * less depends on where the two threads run (bench_cmdq, flow at 64
+ * entries, one 2-CPU EPYC guest: +15-28% with a ~300 ns round trip between
+ * its CPUs, -48% with a ~95 ns one; at 32 entries no gain, at 8 a 40% loss;
+ * a CMD_SYNC awaited after 64 entries lost 16%: docs/benchmarks-hand.md).
+ * So the library times both for calls of HWT__RSEQ_NT_MIN entries or more
+ * that nobody waits on (no CMD_SYNC) and keeps the faster (src/cmdq/percpu.c). */
 #define HWT__RSEQ_K_NT_BIT 29
 #define HWT__RSEQ_K_NT 0x20000000
 #define HWT__RSEQ_NT_MIN 64
+#ifdef __x86_64__
+#define HWT__RSEQ_HAVE_NT 1
+#else
+#define HWT__RSEQ_HAVE_NT 0
+#endif
 
 /* Returned when the entries are in but not published (not an errno). */
 #define HWT__RSEQ_MOVED 1

@@ -134,6 +134,19 @@ typedef int hwt__cmdq_pin_fn(unsigned cpu);
  * between threads (queues.c).  Bounded by NUMQ (at most 256 queues: 1 KiB
  * and 32 bytes), so no overflow case.
  */
+/* The rseq path's choice of copy for calls that may store non-temporally
+ * (percpu.c, nt_pick): those calls counted, the choice, the start and size
+ * of the last trial call, and trial times: ns per 16 entries from a call's
+ * start to the next one's, [0] cached copies, [1] non-temporal ones. */
+#define HWT__NT_SAMPLES 16
+struct hwt__cmdq_ntpick {
+	uint32_t calls;
+	bool nt;
+	uint32_t k;
+	uint64_t t;
+	uint64_t ns[2][HWT__NT_SAMPLES];
+};
+
 struct hwt__cmdq_rec {
 	struct hwt__cmdq_rec *tnext;      /* the thread's records (queues.c) */
 	struct hwt__cmdq_rec *pnext;      /* the object's pool (queues.c) */
@@ -145,6 +158,7 @@ struct hwt__cmdq_rec {
 	 * could not publish from CPU i in time, percpu.c): a sync publishes
 	 * them before it waits there. */
 	uint64_t unpub[HWT__NUMQ_MAX / 64];
+	struct hwt__cmdq_ntpick nt;       /* the rseq path's copy (percpu.c) */
 	uint32_t prod[];                  /* nq */
 };
 

@@ -6,8 +6,8 @@
  * hwt__rseq_insert() (src/arch/rseq.h: a restartable sequence whose last
  * instruction stores the CPU's private sprod, then one that publishes
  * sprod to PROD; no locked instruction; a call of HWT__RSEQ_NT_MIN commands
- * or more that nobody waits on stores them non-temporally, HWT__RSEQ_K_NT,
- * with x86_64's one fence), rings the doorbell, and
+ * or more that nobody waits on may store them non-temporally, HWT__RSEQ_K_NT,
+ * with x86_64's one fence: nt_pick), rings the doorbell, and
  * notes its end in the thread's record (queues.c): plain thread-local
  * stores.  A thread that moved between the two steps publishes from the
  * old CPU, pinned there for it (publish_on).
@@ -59,9 +59,14 @@
 
 #include "arch/rseq.h"
 #include "cmdq/impl.h"
+#include "common/median.h"
 #include "common/time.h"
 
 #define STACK_ENTS (HWT_CMDQ_BATCH_ENTRIES + 1) /* a batch and its CMD_SYNC */
+#define NT_PERIOD 2048u /* calls that may store non-temporally, per trial */
+#define NT_BLOCK 16u    /* a trial: blocks of this many, cached, NT, cached, NT */
+#define NT_TRIAL (4 * NT_BLOCK)
+_Static_assert(NT_TRIAL / 4 == HWT__NT_SAMPLES, "two half blocks of each copy are timed");
 
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 {
@@ -416,6 +421,55 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 	return err;
 }
 
+/* --- the copy of large calls -------------------------------------------------- */
+
+/*
+ * Calls of HWT__RSEQ_NT_MIN commands or more that nobody waits on: cached or
+ * non-temporal copy (HWT__RSEQ_K_NT)?  It depends on where the producer and
+ * the device run: one guest measured both a 1.15x gain and a 2x loss, an
+ * hour apart (arch/rseq.h).  So each thread times its own such calls, per
+ * queue object (rec->nt, plain: thread-local).  The first NT_TRIAL of every
+ * NT_PERIOD take the copies in blocks of NT_BLOCK (cached, non-temporal,
+ * cached, non-temporal), and each call in the second half of a block (the
+ * first half lets the previous block's lines settle) is timed from its
+ * start to the next such call's start: a cached copy's cost is partly paid
+ * after the call returns (its stores wait in the store buffer for their
+ * lines), and a stream runs at the device's pace.  The median time per
+ * entry of each copy decides the calls up to the next trial: the choice
+ * changes only for a gain of 1/16 or more, and starts cached (the safer
+ * copy: the device reads it from a cache).
+ */
+static inline bool nt_block_nt(uint32_t c)
+{
+	return (c / NT_BLOCK) & 1;
+}
+
+static uint32_t nt_pick(struct hwt__cmdq_ntpick *p, uint32_t k)
+{
+	uint32_t c = p->calls++ % NT_PERIOD, b = c - 1;
+	uint64_t now, med[2];
+
+	if (c > NT_TRIAL)
+		return p->nt ? HWT__RSEQ_K_NT : 0;
+	now = hwt__now_ns();
+	if (c && b % NT_BLOCK >= NT_BLOCK / 2) /* the time of trial call b */
+		p->ns[nt_block_nt(b)][b / (2 * NT_BLOCK) * (NT_BLOCK / 2) + b % NT_BLOCK -
+				      NT_BLOCK / 2] = (now - p->t) * 16 / p->k;
+	p->t = now;
+	p->k = k;
+	if (c < NT_TRIAL)
+		return nt_block_nt(c) ? HWT__RSEQ_K_NT : 0;
+	for (unsigned m = 0; m < 2; m++) {
+		uint64_t s[HWT__NT_SAMPLES];
+
+		memcpy(s, p->ns[m], sizeof(s));
+		med[m] = hwt__median_u64(s, HWT__NT_SAMPLES);
+	}
+	if (p->nt ? med[0] * 16 < med[1] * 15 : med[1] * 16 < med[0] * 15)
+		p->nt = !p->nt;
+	return p->nt ? HWT__RSEQ_K_NT : 0;
+}
+
 /* --- insertion --------------------------------------------------------------- */
 
 void hwt__cmdq_rseq_steps(struct hwt_cmdq *q, hwt__rseq_insert_fn *insert,
@@ -510,8 +564,8 @@ int hwt__cmdq_rseq_issue(struct hwt_cmdq *q, struct hwt__cmdq_rec *rec,
 			hwt_smmu_sync_build(s->dw, HWT_SMMU_CS_SEV, 0);
 		}
 		k++;
-	} else if (k >= HWT__RSEQ_NT_MIN) {
-		flag = HWT__RSEQ_K_NT; /* nobody waits on these: arch/rseq.h */
+	} else if (HWT__RSEQ_HAVE_NT && k >= HWT__RSEQ_NT_MIN) {
+		flag = nt_pick(&rec->nt, k); /* nobody waits on these */
 	}
 	err = insert(q, ents, k, flag, deadline, qi, &prod);
 	if (err < 0) /* nothing of this section went in */
