@@ -135,8 +135,8 @@
  * from the device's cache (one round trip per 4 entries); non-temporal
  * stores take no line, and the device reads them from memory.  Which costs
  * less depends on where the two threads run (bench_cmdq, flow at 64
- * entries, one 2-CPU EPYC guest: +15-28% with a ~300 ns round trip between
- * its CPUs, -48% with a ~95 ns one; at 32 entries no gain, at 8 a 40% loss;
+ * entries, one 2-CPU EPYC guest: +15-30% with a ~300 ns round trip between
+ * its CPUs, -50% with a ~100 ns one; at 32 entries no gain, at 8 a 40% loss;
  * a CMD_SYNC awaited after 64 entries lost 16%: docs/benchmarks-hand.md).
  * So the library times both for calls of HWT__RSEQ_NT_MIN entries or more
  * that nobody waits on (no CMD_SYNC) and keeps the faster (src/cmdq/percpu.c). */

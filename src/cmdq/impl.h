@@ -126,14 +126,6 @@ struct hwt__cmdq_anchor;
 /* Pins the calling thread to CPU cpu alone: 0 or an errno value. */
 typedef int hwt__cmdq_pin_fn(unsigned cpu);
 
-/*
- * A thread's record for one object (docs/percpu-queues.md, section 2):
- * for each queue it used since its last sync, the PROD value its last
- * insertion there stored (bit i of used, prod[i]).  Thread-local while a
- * thread holds it (plain accesses, no atomics); the object's pool keeps it
- * between threads (queues.c).  Bounded by NUMQ (at most 256 queues: 1 KiB
- * and 32 bytes), so no overflow case.
- */
 /* The rseq path's choice of copy for calls that may store non-temporally
  * (percpu.c, nt_pick): those calls counted, the choice, the start and size
  * of the last trial call, and trial times: ns per 16 entries from a call's
@@ -147,6 +139,14 @@ struct hwt__cmdq_ntpick {
 	uint64_t ns[2][HWT__NT_SAMPLES];
 };
 
+/*
+ * A thread's record for one object (docs/percpu-queues.md, section 2):
+ * for each queue it used since its last sync, the PROD value its last
+ * insertion there stored (bit i of used, prod[i]).  Thread-local while a
+ * thread holds it (plain accesses, no atomics); the object's pool keeps it
+ * between threads (queues.c).  Bounded by NUMQ (at most 256 queues: 1 KiB
+ * and 32 bytes), so no overflow case.
+ */
 struct hwt__cmdq_rec {
 	struct hwt__cmdq_rec *tnext;      /* the thread's records (queues.c) */
 	struct hwt__cmdq_rec *pnext;      /* the object's pool (queues.c) */

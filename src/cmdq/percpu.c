@@ -426,7 +426,7 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 /*
  * Calls of HWT__RSEQ_NT_MIN commands or more that nobody waits on: cached or
  * non-temporal copy (HWT__RSEQ_K_NT)?  It depends on where the producer and
- * the device run: one guest measured both a 1.15x gain and a 2x loss, an
+ * the device run: one guest measured both a 1.2x gain and a 2x loss, an
  * hour apart (arch/rseq.h).  So each thread times its own such calls, per
  * queue object (rec->nt, plain: thread-local).  The first NT_TRIAL of every
  * NT_PERIOD take the copies in blocks of NT_BLOCK (cached, non-temporal,
@@ -459,12 +459,8 @@ static uint32_t nt_pick(struct hwt__cmdq_ntpick *p, uint32_t k)
 	p->k = k;
 	if (c < NT_TRIAL)
 		return nt_block_nt(c) ? HWT__RSEQ_K_NT : 0;
-	for (unsigned m = 0; m < 2; m++) {
-		uint64_t s[HWT__NT_SAMPLES];
-
-		memcpy(s, p->ns[m], sizeof(s));
-		med[m] = hwt__median_u64(s, HWT__NT_SAMPLES);
-	}
+	for (unsigned m = 0; m < 2; m++) /* sorts them: each trial writes them all */
+		med[m] = hwt__median_u64(p->ns[m], HWT__NT_SAMPLES);
 	if (p->nt ? med[0] * 16 < med[1] * 15 : med[1] * 16 < med[0] * 15)
 		p->nt = !p->nt;
 	return p->nt ? HWT__RSEQ_K_NT : 0;
