@@ -135,7 +135,7 @@
  * from the device's cache (one round trip per 4 entries); non-temporal
  * stores take no line, and the device reads them from memory.  Which costs
  * less depends on where the two threads run (bench_cmdq, flow at 64
- * entries, one 2-CPU EPYC guest: +15-30% with a ~300 ns round trip between
+ * entries, one 2-CPU EPYC guest: +23% with a ~300 ns round trip between
  * its CPUs, -50% with a ~100 ns one; at 32 entries no gain, at 8 a 40% loss;
  * a CMD_SYNC awaited after 64 entries lost 16%: docs/benchmarks-hand.md).
  * So the library times both for calls of HWT__RSEQ_NT_MIN entries or more

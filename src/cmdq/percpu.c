@@ -67,6 +67,8 @@
 #define NT_BLOCK 16u    /* a trial: blocks of this many, cached, NT, cached, NT */
 #define NT_TRIAL (4 * NT_BLOCK)
 _Static_assert(NT_TRIAL / 4 == HWT__NT_SAMPLES, "two half blocks of each copy are timed");
+_Static_assert(!(NT_PERIOD & (NT_PERIOD - 1)) && NT_TRIAL < NT_PERIOD,
+	       "calls % NT_PERIOD runs on across the wrap of calls");
 
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 {
@@ -428,16 +430,21 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
  * non-temporal copy (HWT__RSEQ_K_NT)?  It depends on where the producer and
  * the device run: one guest measured both a 1.2x gain and a 2x loss, an
  * hour apart (arch/rseq.h).  So each thread times its own such calls, per
- * queue object (rec->nt, plain: thread-local).  The first NT_TRIAL of every
- * NT_PERIOD take the copies in blocks of NT_BLOCK (cached, non-temporal,
- * cached, non-temporal), and each call in the second half of a block (the
- * first half lets the previous block's lines settle) is timed from its
- * start to the next such call's start: a cached copy's cost is partly paid
- * after the call returns (its stores wait in the store buffer for their
- * lines), and a stream runs at the device's pace.  The median time per
- * entry of each copy decides the calls up to the next trial: the choice
- * changes only for a gain of 1/16 or more, and starts cached (the safer
- * copy: the device reads it from a cache).
+ * queue object (rec->nt, plain: thread-local, reset when a thread takes a
+ * record over).  The first NT_TRIAL of every NT_PERIOD take the copies in
+ * blocks of NT_BLOCK (cached, non-temporal, cached, non-temporal), and each
+ * call in the second half of a block (the first half lets the previous
+ * block's lines settle) is timed from its start to the next such call's
+ * start: a cached copy's cost is partly paid after the call returns (its
+ * stores wait in the store buffer for their lines), and where the device
+ * is the slower side a call waits for room at the device's pace, which the
+ * copy changes too (it reads a non-temporal copy from memory).  Each trial
+ * decides afresh for the calls up to the next one: the non-temporal copy
+ * only if the lower quartile of its times per entry is at least 1/16 below
+ * the cached copy's (the quartile, not the median: a sleep in a room wait
+ * or a preemption only ever adds time, and may hit a whole block).  A tie,
+ * or calls far apart whose gaps drown the difference, go to the cached copy,
+ * which the device reads from a cache.
  */
 static inline bool nt_block_nt(uint32_t c)
 {
@@ -447,22 +454,23 @@ static inline bool nt_block_nt(uint32_t c)
 static uint32_t nt_pick(struct hwt__cmdq_ntpick *p, uint32_t k)
 {
 	uint32_t c = p->calls++ % NT_PERIOD, b = c - 1;
-	uint64_t now, med[2];
+	uint64_t now, q[2];
 
 	if (c > NT_TRIAL)
 		return p->nt ? HWT__RSEQ_K_NT : 0;
 	now = hwt__now_ns();
 	if (c && b % NT_BLOCK >= NT_BLOCK / 2) /* the time of trial call b */
-		p->ns[nt_block_nt(b)][b / (2 * NT_BLOCK) * (NT_BLOCK / 2) + b % NT_BLOCK -
-				      NT_BLOCK / 2] = (now - p->t) * 16 / p->k;
+		p->ns[nt_block_nt(b)][b / (2 * NT_BLOCK) * (NT_BLOCK / 2) + b % (NT_BLOCK / 2)] =
+			(now - p->t) * 16 / p->k;
 	p->t = now;
 	p->k = k;
 	if (c < NT_TRIAL)
 		return nt_block_nt(c) ? HWT__RSEQ_K_NT : 0;
-	for (unsigned m = 0; m < 2; m++) /* sorts them: each trial writes them all */
-		med[m] = hwt__median_u64(p->ns[m], HWT__NT_SAMPLES);
-	if (p->nt ? med[0] * 16 < med[1] * 15 : med[1] * 16 < med[0] * 15)
-		p->nt = !p->nt;
+	for (unsigned m = 0; m < 2; m++) { /* sorts them: each trial writes them all */
+		hwt__median_u64(p->ns[m], HWT__NT_SAMPLES);
+		q[m] = p->ns[m][HWT__NT_SAMPLES / 4];
+	}
+	p->nt = q[1] * 16 < q[0] * 15;
 	return p->nt ? HWT__RSEQ_K_NT : 0;
 }
 

@@ -147,6 +147,7 @@ static struct hwt__cmdq_rec *rec_first_use(struct hwt_cmdq *q)
 	if (rec) {
 		memset(rec->used, 0, sizeof(rec->used)); /* the new thread owes nothing */
 		memset(rec->unpub, 0, sizeof(rec->unpub));
+		memset(&rec->nt, 0, sizeof(rec->nt)); /* the new thread times its own calls */
 		rec->nused = 0;
 		rec->anchor = q->mq->anchor;
 		rec->anchor->refs++;
