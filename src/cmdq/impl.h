@@ -127,16 +127,19 @@ struct hwt__cmdq_anchor;
 typedef int hwt__cmdq_pin_fn(unsigned cpu);
 
 /* The rseq path's choice of copy for calls that may store non-temporally
- * (percpu.c, nt_pick): those calls counted, the choice, the start and size
- * of the last trial call, and trial times: ns per 16 entries from a call's
- * start to the next one's, [0] cached copies, [1] non-temporal ones. */
-#define HWT__NT_SAMPLES 16
+ * (percpu.c, nt_pick): a trial of 4 blocks of HWT__NT_BLOCK such calls in
+ * every HWT__NT_PERIOD.  The state: those calls counted, the choice, the
+ * start and size of the last trial call, and trial times (two half blocks
+ * of each copy): ns per 16 entries from a call's start to the next one's,
+ * [0] cached copies, [1] non-temporal ones. */
+#define HWT__NT_PERIOD 2048u
+#define HWT__NT_BLOCK 16u
 struct hwt__cmdq_ntpick {
 	uint32_t calls;
 	bool nt;
 	uint32_t k;
 	uint64_t t;
-	uint64_t ns[2][HWT__NT_SAMPLES];
+	uint64_t ns[2][HWT__NT_BLOCK];
 };
 
 /*

@@ -63,10 +63,9 @@
 #include "common/time.h"
 
 #define STACK_ENTS (HWT_CMDQ_BATCH_ENTRIES + 1) /* a batch and its CMD_SYNC */
-#define NT_PERIOD 2048u /* calls that may store non-temporally, per trial */
-#define NT_BLOCK 16u    /* a trial: blocks of this many, cached, NT, cached, NT */
+#define NT_PERIOD HWT__NT_PERIOD /* calls that may store non-temporally, per trial */
+#define NT_BLOCK HWT__NT_BLOCK   /* a trial: blocks of this many, cached, NT, cached, NT */
 #define NT_TRIAL (4 * NT_BLOCK)
-_Static_assert(NT_TRIAL / 4 == HWT__NT_SAMPLES, "two half blocks of each copy are timed");
 _Static_assert(!(NT_PERIOD & (NT_PERIOD - 1)) && NT_TRIAL < NT_PERIOD,
 	       "calls % NT_PERIOD runs on across the wrap of calls");
 
@@ -467,8 +466,8 @@ static uint32_t nt_pick(struct hwt__cmdq_ntpick *p, uint32_t k)
 	if (c < NT_TRIAL)
 		return nt_block_nt(c) ? HWT__RSEQ_K_NT : 0;
 	for (unsigned m = 0; m < 2; m++) { /* sorts them: each trial writes them all */
-		hwt__median_u64(p->ns[m], HWT__NT_SAMPLES);
-		q[m] = p->ns[m][HWT__NT_SAMPLES / 4];
+		hwt__median_u64(p->ns[m], NT_BLOCK);
+		q[m] = p->ns[m][NT_BLOCK / 4];
 	}
 	p->nt = q[1] * 16 < q[0] * 15;
 	return p->nt ? HWT__RSEQ_K_NT : 0;

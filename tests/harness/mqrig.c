@@ -219,3 +219,23 @@ void mqrig_need_cpus(unsigned n)
 	if (mqrig_ncpus() < n || !mqrig_pin(n - 1) || !mqrig_pin(0))
 		SKIP("needs %u CPUs this process may run on", n);
 }
+
+void mqrig_up_rseq(struct mqrig *r, const struct mqrig_opt *opt)
+{
+	struct hwt_cmdq_info info;
+
+	mqrig_need_cpus(2);
+	ASSERT_TRUE(r);
+	mqrig_up(r, opt);
+	hwt_cmdq_get_info(r->q, &info);
+	if (strcmp(info.insert_path, "rseq")) {
+		char why[sizeof(info.insert_path) + sizeof(info.insert_path_reason) + 16];
+
+		snprintf(why, sizeof(why), "%s path here (%s)", info.insert_path,
+			 info.insert_path_reason);
+		mqrig_down(r);
+		free(r);
+		SKIP("%s", why);
+	}
+	ASSERT_TRUE(mqrig_pin(0));
+}

@@ -83,6 +83,10 @@ const char *mqrig_violation(struct mqrig *r);
 unsigned mqrig_ncpus(void);
 bool mqrig_pin(unsigned cpu);
 void mqrig_need_cpus(unsigned n);
+/* mqrig_up(r, opt) for a test of the rseq path: skipped unless 2 CPUs can
+ * be had and the object took that path (then r, malloc'd by the caller,
+ * is freed); else up, the caller pinned to CPU 0. */
+void mqrig_up_rseq(struct mqrig *r, const struct mqrig_opt *opt);
 /* The rseq path of r's queue as for a thread that moves between its two
  * steps (hwt__cmdq_rseq_steps): the next n insertion attempts (an -EAGAIN
  * counts) are left unpublished (HWT__RSEQ_K_NO_PUBLISH; ~0u: all), and

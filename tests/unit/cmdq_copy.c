@@ -22,8 +22,9 @@
 #include "common/time.h"
 
 #define K HWT__RSEQ_NT_MIN
-#define PERIOD 2048 /* percpu.c's NT_PERIOD */
-#define TRIAL 64    /* and NT_TRIAL */
+#define PERIOD HWT__NT_PERIOD
+#define BLOCK HWT__NT_BLOCK
+#define TRIAL (4 * BLOCK)
 #define CALLS (2 * PERIOD + TRIAL + 16)
 #define SLOW_NS 20000
 
@@ -58,18 +59,9 @@ static int timed_insert(struct hwt__rseq_ring *rings, unsigned n, const void *en
 static struct mqrig *copy_rig_up(void)
 {
 	struct mqrig_opt opt = { .per_cpu = true, .shift = 13, .cap = (uint64_t)CALLS * K + 1024 };
-	struct mqrig *r;
+	struct mqrig *r = malloc(sizeof(*r));
 
-	mqrig_need_cpus(2);
-	r = malloc(sizeof(*r));
-	ASSERT_TRUE(r);
-	mqrig_up(r, &opt);
-	if (!r->q->mq->rseq) {
-		mqrig_down(r);
-		free(r);
-		SKIP("the per-CPU object is on the shared path here");
-	}
-	ASSERT_TRUE(mqrig_pin(0));
+	mqrig_up_rseq(r, &opt);
 	hwt__cmdq_rseq_steps(r->q, timed_insert, NULL, NULL);
 	return r;
 }
@@ -112,34 +104,35 @@ static void calls(struct mqrig *r, unsigned from, unsigned to)
 	}
 }
 
+static const char *copy_name(int flag)
+{
+	return flag < 0 ? "no insertion" : flag ? "the non-temporal copy" : "the cached copy";
+}
+
 /* Calls [from, to) took the non-temporal copy (nt) or the cached one. */
 static void flags_are(unsigned from, unsigned to, bool nt)
 {
 	for (unsigned i = from; i < to; i++)
 		if (flag_of[i] != nt)
-			hwt_test_fail(__FILE__, __LINE__, "call %u: %s, expected the %s copy", i,
-				      flag_of[i] < 0	? "no insertion"
-				      : flag_of[i] ? "non-temporal"
-						   : "cached",
-				      nt ? "non-temporal" : "cached");
+			hwt_test_fail(__FILE__, __LINE__, "call %u: %s, expected %s", i,
+				      copy_name(flag_of[i]), copy_name(nt));
 }
 
 /* The trial starting at call t alternated the copies, cached first. */
 static void trial_at(unsigned t)
 {
 	for (unsigned b = 0; b < 4; b++)
-		flags_are(t + 16 * b, t + 16 * b + 16, b & 1);
+		flags_are(t + BLOCK * b, t + BLOCK * b + BLOCK, b & 1);
 }
 
 TEST_TIMEOUT(large_calls_take_the_faster_copy, 60)
 {
-	struct mqrig *r = copy_rig_up();
+	struct mqrig *r;
 
-	if (!HWT__RSEQ_HAVE_NT) {
-		copy_rig_down(r);
+	if (!HWT__RSEQ_HAVE_NT)
 		SKIP("no non-temporal copy on this architecture (small_and_synced_calls_stay_cached "
 		     "checks that no call takes it)");
-	}
+	r = copy_rig_up();
 	memset(flag_of, -1, sizeof(flag_of));
 	/* First trial, the non-temporal copy slowed: cached after it. */
 	slow = SLOW_NT;
@@ -177,10 +170,10 @@ TEST(small_and_synced_calls_stay_cached)
 	issue(r, 2, 2 * K, true); /* split: its commands, then the CMD_SYNC */
 	issue(r, 3, 1, false);
 	flags_are(0, 4, false);
-	for (unsigned i = 4; i < 4 + 17; i++)
+	for (unsigned i = 4; i < 4 + BLOCK + 1; i++)
 		issue(r, i, K, false);
-	flags_are(4, 4 + 16, false);
-	flags_are(4 + 16, 4 + 17, HWT__RSEQ_HAVE_NT);
+	flags_are(4, 4 + BLOCK, false);
+	flags_are(4 + BLOCK, 4 + BLOCK + 1, HWT__RSEQ_HAVE_NT);
 	sync_here(r);
 	ASSERT_EQ_U64(atomic_load_explicit(&r->executed[0], memory_order_relaxed), seq);
 	copy_rig_down(r);
@@ -214,14 +207,13 @@ static void *run_calls(void *arg)
  * the first thread's choice nor the rest of its count. */
 TEST_TIMEOUT(a_record_taken_over_starts_a_trial, 30)
 {
-	struct mqrig *r = copy_rig_up();
-	struct run a = { r, SLOW_CACHED, TRIAL + 16, { 0 } }, b = { r, SLOW_NONE, TRIAL, { 0 } };
+	struct mqrig *r;
+	struct run a = { NULL, SLOW_CACHED, TRIAL + 16, { 0 } }, b = { NULL, SLOW_NONE, TRIAL, { 0 } };
 	pthread_t th;
 
-	if (!HWT__RSEQ_HAVE_NT) {
-		copy_rig_down(r);
+	if (!HWT__RSEQ_HAVE_NT)
 		SKIP("no non-temporal copy on this architecture");
-	}
+	a.r = b.r = r = copy_rig_up();
 	ASSERT_EQ(pthread_create(&th, NULL, run_calls, &a), 0);
 	ASSERT_EQ(pthread_join(th, NULL), 0);
 	for (unsigned i = TRIAL; i < TRIAL + 16; i++)
@@ -229,7 +221,7 @@ TEST_TIMEOUT(a_record_taken_over_starts_a_trial, 30)
 	ASSERT_EQ(pthread_create(&th, NULL, run_calls, &b), 0);
 	ASSERT_EQ(pthread_join(th, NULL), 0);
 	for (unsigned i = 0; i < TRIAL; i++)
-		ASSERT_EQ(b.flags[i], (i / 16) & 1);
+		ASSERT_EQ(b.flags[i], (i / BLOCK) & 1);
 	ASSERT_EQ_U64(atomic_load_explicit(&r->executed[0], memory_order_relaxed), seq);
 	copy_rig_down(r);
 }

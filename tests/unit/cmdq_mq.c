@@ -455,24 +455,6 @@ static uint64_t slot_dw(struct mqrig *r, unsigned qi, uint32_t pos, unsigned dw)
 	return __atomic_load_n(&m[dw], __ATOMIC_ACQUIRE);
 }
 
-/* r up with opt, the caller on CPU 0; skipped unless on the rseq path. */
-static void rseq_rig_up(struct mqrig *r, const struct mqrig_opt *opt)
-{
-	struct hwt_cmdq_info info;
-
-	mqrig_need_cpus(2);
-	ASSERT_TRUE(r);
-	mqrig_up(r, opt);
-	hwt_cmdq_get_info(r->q, &info);
-	if (strcmp(info.insert_path, "rseq")) {
-		TLOG("%s path (%s)", info.insert_path, info.insert_path_reason);
-		mqrig_down(r);
-		free(r);
-		SKIP("not the rseq path here");
-	}
-	ASSERT_TRUE(mqrig_pin(0));
-}
-
 /* A wait that gives up leaves its CMD_SYNC in its slot, MSIADDR = that
  * slot's IOVA (stored by the section): the late MSI lands there, and the
  * next sync on the queue completes as usual. */
@@ -482,7 +464,7 @@ TEST(rseq_a_late_msi_lands_in_the_abandoned_slot)
 	struct mqrig *r = malloc(sizeof(*r));
 	uint32_t pos;
 
-	rseq_rig_up(r, &opt);
+	mqrig_up_rseq(r, &opt);
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	pos = hwt__reg_q_read_prod(r->q->regs, 0); /* where the next CMD_SYNC goes */
 	ASSERT_OK(hwt_smmu_dev_pause(r->dev));
@@ -559,7 +541,7 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 	uint64_t mine, seq = 0, n = 2 * (1u << MQ_SHIFT) + 10;
 	pthread_t t;
 
-	rseq_rig_up(r, &opt);
+	mqrig_up_rseq(r, &opt);
 	sigemptyset(&sa.sa_mask);
 	ASSERT_OK(sigaction(SIGUSR2, &sa, &old));
 	atomic_store(&held, 0);

@@ -25,23 +25,6 @@
 #include "common/time.h"
 #include "device/impl.h"
 
-static void need_rseq(void)
-{
-	if (hwt__rseq_unavailable())
-		SKIP("shared path here: %s", hwt__rseq_unavailable());
-}
-
-/* The rig's object is on the rseq path (not with more possible CPUs than
- * NUMQ's most), else the test skips. */
-static void need_rseq_path(struct mqrig *r)
-{
-	if (!r->q->mq->rseq) {
-		mqrig_down(r);
-		free(r);
-		SKIP("the per-CPU object is on the shared path here");
-	}
-}
-
 /* Bounded: sleep until *flag is set or secs (scaled) pass; the flag's value. */
 static bool wait_flag(_Atomic int *flag, double secs)
 {
@@ -187,11 +170,7 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	cpu_set_t one;
 	pthread_t t;
 
-	mqrig_need_cpus(2);
-	need_rseq();
-	ASSERT_TRUE(r);
-	mqrig_up(r, &opt);
-	need_rseq_path(r);
+	mqrig_up_rseq(r, &opt);
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
 	ASSERT_TRUE(mqrig_pin(0));
@@ -254,11 +233,7 @@ TEST_TIMEOUT(rseq_moved_publish_pins_and_restores_the_mask, 30)
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_cmd c[3];
 
-	mqrig_need_cpus(2);
-	need_rseq();
-	ASSERT_TRUE(r);
-	mqrig_up(r, &opt);
-	need_rseq_path(r);
+	mqrig_up_rseq(r, &opt);
 	set_mask(0, 1);
 	mqrig_cmds(r, 0, 0, c, 3);
 	mqrig_moved(r, 2);
@@ -284,11 +259,7 @@ TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
 	struct mqrig *r = malloc(sizeof(*r));
 	struct hwt_cmdq_cmd c;
 
-	mqrig_need_cpus(2);
-	need_rseq();
-	ASSERT_TRUE(r);
-	mqrig_up(r, &opt);
-	need_rseq_path(r);
+	mqrig_up_rseq(r, &opt);
 	ASSERT_TRUE(mqrig_pin(0));
 	mqrig_cmds(r, 0, 0, &c, 1);
 	mqrig_moved(r, 1);
@@ -382,11 +353,7 @@ TEST_TIMEOUT(rseq_cancelled_msi_wait_leaves_the_queue_usable, 30)
 	pthread_t t;
 	void *ret;
 
-	mqrig_need_cpus(2);
-	need_rseq();
-	ASSERT_TRUE(r);
-	mqrig_up(r, &opt);
-	need_rseq_path(r);
+	mqrig_up_rseq(r, &opt);
 	if (!r->q->msipoll)
 		SKIP("CONS polling here");
 	ASSERT_TRUE(mqrig_pin(1));
