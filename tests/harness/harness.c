@@ -69,6 +69,17 @@ void hwt_test_backoff(unsigned *n, unsigned spins, unsigned yields)
 	nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
 }
 
+int hwt_test_pin(pthread_t th, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(th, sizeof(set), &set);
+}
+
 static void set_reason(const char *fmt, va_list ap)
 {
 	vsnprintf(reason, REASON_MAX, fmt, ap);

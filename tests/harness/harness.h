@@ -16,6 +16,7 @@
 #ifndef HWT_TEST_HARNESS_H
 #define HWT_TEST_HARNESS_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,9 @@ double hwt_test_scale(void);
  * spins return at once, the next yields sched_yield(), then each sleeps
  * 50 us (a spinner must not starve the thread it waits for). */
 void hwt_test_backoff(unsigned *n, unsigned spins, unsigned yields);
+/* Pin thread th (pthread_self() for the caller) to CPU cpu: 0 or an errno
+ * value. */
+int hwt_test_pin(pthread_t th, int cpu);
 /* argv[0] of the test program and whether it runs under an emulator wrapper. */
 extern const char *hwt_test_argv0;
 

@@ -153,13 +153,7 @@ unsigned mqrig_ncpus(void)
 
 bool mqrig_pin(unsigned cpu)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		return false;
-	return sched_getcpu() == (int)cpu;
+	return hwt_test_pin(pthread_self(), (int)cpu) == 0 && sched_getcpu() == (int)cpu;
 }
 
 static _Atomic unsigned moved_left;
@@ -191,16 +185,14 @@ static int offcpu_publish(struct hwt__rseq_ring *rings, unsigned n, unsigned cpu
 
 static int maybe_pin(unsigned cpu)
 {
-	cpu_set_t s;
+	int err;
 
 	if (atomic_load_explicit(&pin_refused, memory_order_relaxed))
 		return EINVAL;
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		return errno;
-	lib_pinned = true;
-	return 0;
+	err = hwt_test_pin(pthread_self(), (int)cpu);
+	if (!err)
+		lib_pinned = true;
+	return err;
 }
 
 void mqrig_moved(struct mqrig *r, unsigned n)

@@ -88,17 +88,6 @@ void rseqrig_online_cpus(void)
 	ASSERT_GT(rseqrig_sg.ncpus, 0);
 }
 
-/* Pins thread th (0: the caller) to CPU c; returns 0 or an errno value. */
-static int pin_to(pthread_t th, bool self, int c)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	if (self)
-		return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
-	return pthread_setaffinity_np(th, sizeof(set), &set);
-}
-
 bool rseqrig_publish_elsewhere_refused(hwt__rseq_publish_fn *publish)
 {
 	static struct rig r;
@@ -109,7 +98,7 @@ bool rseqrig_publish_elsewhere_refused(hwt__rseq_publish_fn *publish)
 		rseqrig_free(&r);
 		SKIP("one possible CPU: no other CPU's ring");
 	}
-	ASSERT_TRUE(c >= 0 && pin_to(0, true, c) == 0);
+	ASSERT_TRUE(c >= 0 && hwt_test_pin(pthread_self(), c) == 0);
 	unsigned other = ((unsigned)c + 1) % r.nrings;
 	r.rings[other].sprod = 3; /* inserted there, not published */
 	rc = publish(r.rings, r.nrings, other);
@@ -284,7 +273,7 @@ static void *producer(void *arg)
 	unsigned x = pa->id * 2654435761u + 1;
 	timer_t timer;
 	int rc = 0;
-	if (r->pin && (rc = pin_to(0, true, rseqrig_sg.cpus[pa->id % rseqrig_sg.ncpus])) != 0)
+	if (r->pin && (rc = hwt_test_pin(pthread_self(), rseqrig_sg.cpus[pa->id % rseqrig_sg.ncpus])) != 0)
 		rc = -rc;
 	if (!rc && pa->timer)
 		rc = arm_timer(&timer, pa->id);
@@ -328,7 +317,7 @@ static void *producer(void *arg)
 			/* bounded by the run's deadline (stop), then about 40 ms of
 			 * sleeps: entries left unpublished fail the run */
 			while ((rc = r->publish(r->rings, r->nrings, cpu)) == HWT__RSEQ_MOVED) {
-				if ((rc = pin_to(0, true, (int)cpu)) != 0) {
+				if ((rc = hwt_test_pin(pthread_self(), (int)cpu)) != 0) {
 					rc = -rc;
 					break;
 				}
@@ -375,7 +364,7 @@ static void on_usr1(int sig)
 		unsigned i = 0;
 		while (i < rseqrig_sg.ncpus && rseqrig_sg.cpus[i] != here)
 			i++;
-		if (pin_to(0, true, rseqrig_sg.cpus[(i + 1) % rseqrig_sg.ncpus]) == 0)
+		if (hwt_test_pin(pthread_self(), rseqrig_sg.cpus[(i + 1) % rseqrig_sg.ncpus]) == 0)
 			atomic_fetch_add_explicit(&rseqrig_sg.hops, 1, memory_order_relaxed);
 		else
 			atomic_fetch_add_explicit(&rseqrig_sg.hop_errors, 1, memory_order_relaxed);
@@ -389,7 +378,7 @@ static void *mover(void *arg)
 	struct rig *r = arg;
 	unsigned i = 0;
 	while (atomic_load_explicit(&r->running, memory_order_acquire) > 0) {
-		int rc = pin_to(r->prod_th[i % r->nprod], false, rseqrig_sg.cpus[(i / r->nprod + i) % rseqrig_sg.ncpus]);
+		int rc = hwt_test_pin(r->prod_th[i % r->nprod], rseqrig_sg.cpus[(i / r->nprod + i) % rseqrig_sg.ncpus]);
 		/* ESRCH: that producer has ended (its thread is not joined yet) */
 		if (rc && rc != ESRCH)
 			atomic_store_explicit(&r->error, -rc, memory_order_relaxed);

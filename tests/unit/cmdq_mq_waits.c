@@ -167,7 +167,6 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	struct mqrig *r = malloc(sizeof(*r));
 	struct waiter w = { .r = r };
 	struct hwt_cmdq_cmd gate, c[51];
-	cpu_set_t one;
 	pthread_t t;
 
 	mqrig_up_rseq(r, &opt);
@@ -184,9 +183,7 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	ASSERT_OK(pthread_create(&t, NULL, issue_on_cpu0, &w));
 	ASSERT_TRUE(wait_flag(&w.started, 5));
 	ASSERT_FALSE(wait_flag(&w.done, 0.2)); /* waiting for space on queue 0 */
-	CPU_ZERO(&one);
-	CPU_SET(1, &one);
-	ASSERT_OK(pthread_setaffinity_np(t, sizeof(one), &one));
+	ASSERT_OK(hwt_test_pin(t, 1));
 	ASSERT_TRUE(wait_flag(&w.done, 20));
 	pthread_join(t, NULL);
 	TLOG("after the move: %d on CPU %d", w.err, w.cpu_after);

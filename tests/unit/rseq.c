@@ -24,12 +24,9 @@
 static unsigned pin_here(void)
 {
 	int c = sched_getcpu();
-	cpu_set_t set;
 
 	ASSERT_TRUE(c >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+	ASSERT_EQ(hwt_test_pin(pthread_self(), c), 0);
 	return (unsigned)c;
 }
 
