@@ -43,7 +43,8 @@
  *      unless another queue's Q_EN changes.
  *   4. A round with nothing to do: spin spin_ns, then sleep on the doorbell
  *      (S1..S4, bounded) until any queue's PROD, GERRORN or EN changes or a
- *      request comes.
+ *      request comes.  A new PROD seen while spinning is served at once (a
+ *      turn of that queue, as in 3), before the next pass of 1..3.
  *
  * A command error on queue i stops queue i only: its CONS.ERR, its GERROR
  * toggled (R_QGERR), the one GERROR line; the other queues run on.
@@ -148,12 +149,13 @@ static bool act_on_enables(struct hwt_smmu_dev *dev, bool all)
 
 /* Anything for the consumer?  DB_EN: a changed Q_EN (of every queue if
  * all, else of queue 0, the enabled queues and scan_next()); DB_WORK: a
- * request, a new Q_PROD of an enabled queue not in error, a changed
- * Q_GERRORN of an enabled queue (as at the last look: seen_prod,
- * seen_gerrorn); 0: nothing. */
+ * request, a new Q_PROD of an enabled queue not in error (that queue in
+ * *fed, if fed), a changed Q_GERRORN of an enabled queue (as at the last
+ * look: seen_prod, seen_gerrorn); 0: nothing. */
 enum { DB_WORK = 1, DB_EN = 2 };
 
-static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all)
+static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all,
+			struct hwt__devq **fed)
 {
 	if (atomic_load_explicit(&dev->ctl, mo) & (HWT__CTL_STOP | HWT__CTL_PAUSE))
 		return DB_WORK;
@@ -169,14 +171,17 @@ static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all)
 			return DB_EN;
 	}
 	for (unsigned k = 0; k < dev->non; k++) {
-		const struct hwt__devq *q = &dev->qs[dev->on_list[k]];
+		struct hwt__devq *q = &dev->qs[dev->on_list[k]];
 
 		if (!all && atomic_load_explicit(q->r_en, mo) != q->en)
 			return DB_EN;
 		if (atomic_load_explicit(q->r_gerrorn, mo) != q->seen_gerrorn)
 			return DB_WORK;
-		if (!q->err_pending && atomic_load_explicit(q->r_prod, mo) != q->seen_prod)
+		if (!q->err_pending && atomic_load_explicit(q->r_prod, mo) != q->seen_prod) {
+			if (fed)
+				*fed = q;
 			return DB_WORK;
+		}
 	}
 	return 0;
 }
@@ -216,12 +221,15 @@ static bool park(struct hwt_smmu_dev *dev)
 	}
 }
 
+static bool serve(struct hwt_smmu_dev *dev, struct hwt__devq *q);
+
 /*
  * Nothing to do in the last round: spin spin_ns (yielding the CPU now and
  * then once idle for YIELD_AFTER_NS, so producers sharing this CPU are not
  * held back for the whole budget), then sleep once (S1..S4, at most
- * max_sleep).  Returns as soon as doorbell_any() sees something.  The
- * caller re-checks everything after this returns.
+ * max_sleep).  Returns as soon as doorbell_any() sees something; a new
+ * PROD seen while spinning is served first.  The caller re-checks
+ * everything after this returns.
  */
 static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 {
@@ -229,11 +237,19 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 	uint32_t db;
 
 	for (unsigned i = 1;; i++) {
-		int why = doorbell_any(dev, memory_order_relaxed, false);
+		struct hwt__devq *fed = NULL;
+		int why = doorbell_any(dev, memory_order_relaxed, false, &fed);
 
 		if (why) {
 			/* the partial look moved on: the next one reads every Q_EN */
 			dev->scan_all |= why == DB_EN;
+			/* Serve the queue now rather than after the main loop's
+			 * look at the enables and a round from dev->rr: the
+			 * empty CMD_SYNC gained 3-8% (docs/benchmarks-hand.md).
+			 * serve() makes the checks a round would (ctl, Q_EN and
+			 * GERRORN before each segment). */
+			if (fed)
+				serve(dev, fed);
 			return;
 		}
 		if (!(i & 63)) {
@@ -251,7 +267,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 	hwt__dekker_store(&dev->regs.dev_sleeping, 1);                                      /* S1 */
 	max_sleep = hwt__reg_sleeper_barrier(&dev->regs, max_sleep);                       /* SB */
 	db = atomic_load_explicit(&dev->regs.db, memory_order_seq_cst);                    /* S2 */
-	if (!doorbell_any(dev, memory_order_seq_cst, true)) {                              /* S3 */
+	if (!doorbell_any(dev, memory_order_seq_cst, true, NULL)) {                        /* S3 */
 		hwt__st_add(&dev->st.sleeps, 1);
 		hwt__futex_wait(&dev->regs.db, db, max_sleep);                             /* S4 */
 	}
