@@ -63,6 +63,9 @@
  *                  waiter polls that slot (the shared ring's way), which
  *                  producers of the queue reuse while it sleeps
  *   BROKEN_NOIDLE  CONS waits without the idle rule (only the lap compare)
+ *   BROKEN_EARLY_IDLE  the CONS waits' early look (CONS alone, the lap
+ *                  compare) also takes the idle rule, against a PROD read
+ *                  after that CONS
  * The design built (docs/percpu-queues.md, section 3, section 8 item 7):
  *   SLOT_CHANGED   MSI=1: the MSI goes to the sync's own slot, as in
  *                  BROKEN_SLOT, but the waiter waits until the slot no
@@ -311,16 +314,29 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
 /*
  * Wait until the device's CONS of queue wq is at or past position e (ea
  * its ghost): the CONS waits of MSI=0 and hwt_cmdq_sync()'s waits on other
- * queues.  Done when the lap compare says so, or (the idle rule) when CONS
- * equals a PROD read before it: then CONS is at or past that PROD, which is
- * at or past e, however many laps went by.  Else wait until CONS or PROD
- * changes (hwt__wait_change32 on both), and look again.
+ * queues.  First a look at CONS alone: done if the lap compare says so
+ * (reached() in src/cmdq/percpu.c: it saves a load of PROD, a line the
+ * device polls).  Else done when the lap compare says so, or (the idle
+ * rule) when CONS equals a PROD read before it: then CONS is at or past
+ * that PROD, which is at or past e, however many laps went by.  Else wait
+ * until CONS or PROD changes (hwt__wait_change32 on both), and look again.
  */
 inline wait_reached(wq, e, ea)
 {
 	do
-	:: atomic { x = PROD[wq] };                                 /* A_PROD */
-		atomic { hw = CONS[wq]; hw_abs = CONS_abs[wq] };    /* A_CONS */
+	:: atomic { hw = CONS[wq]; hw_abs = CONS_abs[wq] };            /* A_CONS */
+#if BROKEN_EARLY_IDLE
+		x = PROD[wq];
+		if
+		:: REACHED(hw, e) || IDLE(hw, x) -> skip /* decided below */
+#else
+		if
+		:: REACHED(hw, e) -> skip                /* decided below */
+#endif
+		:: else ->
+			atomic { x = PROD[wq] };                           /* A_PROD */
+			atomic { hw = CONS[wq]; hw_abs = CONS_abs[wq] }    /* A_CONS */
+		fi;
 		if
 		:: REACHED(hw, e) || IDLE(hw, x) ->
 			d_step {

@@ -127,6 +127,7 @@ broken (t) per-CPU: waiter polls its reused sync slot|-DCALLS0=2 -DNCALLS=1 -DBR
 broken (x) per-CPU, MSI into the sync slot: waiter watches the next slot|-DCALLS0=2 -DNCALLS=1 -DSLOT_CHANGED=1 -DBROKEN_SLOT_IDX=1|assertion violated P6_own_completion|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|invalid end state|percpu.pml
 broken (u) per-CPU: CONS wait without the idle rule, liveness only (assertions off)|-DLIVE=1 -DMAXAB=1 -DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NOIDLE=1|non-progress cycle|percpu.pml
+broken (u2) per-CPU: the early look of the CONS wait takes the idle rule, PROD read after CONS|-DMSI=0 -DCALLS0=2 -DNCALLS=1 -DBROKEN_EARLY_IDLE=1|assertion violated P3_reached|percpu.pml
 broken (z1) per-CPU sprod: the remote CAS-max as designed, q2 p3 (PROD a half lap past E)|-DSPROD=1 -DNT=3 -DMSI=1 -DCALLS0=1 -DNCALLS=1|assertion violated P2_prod_forward|percpu.pml
 broken (z2) per-CPU sprod: remote plain store of PROD, q4|-DSPROD=1 -DSHIFT=2 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_REMOTE_STORE=1|assertion violated P2_prod_forward|percpu.pml
 broken (z3) per-CPU sprod: a migrated thread does not publish, msi|-DSPROD=1 -DMSI=1 -DCALLS0=2 -DNCALLS=1 -DBROKEN_NO_REMOTE=1|invalid end state|percpu.pml
