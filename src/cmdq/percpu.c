@@ -45,7 +45,7 @@
  *                                 takes its happens-before from an acquire
  *                                 load of CONS that has passed the CMD_SYNC
  *                                 (wait_slot)
- *   R_PROD / A_XPROD              wait_reached's load of another CPU's PROD,
+ *   R_PROD / A_XPROD              reached()'s load of a queue's PROD,
  *                                 before its CONS load (the idle rule needs
  *                                 CONS read after that PROD)
  *   DB2 (bus/regs.h)              the doorbell after the commit: a compiler
@@ -226,16 +226,16 @@ struct reach {
 /* docs section 3: CONS has reached e (the wrap-bit compare), or CONS equals
  * a PROD value read before it (the idle rule).  Positions are WRP | IDX.
  * The compare first, on CONS alone: PROD is a line the device polls, so
- * its load misses nearly always (measured: the per-CPU empty CMD_SYNC with
- * CONS polling 451-461 ns against 581-761 with PROD loaded first).  Never
- * the idle rule against a PROD loaded after that CONS: PROD may have gone
- * a lap past it since (the SPIN model's BROKEN_EARLY_IDLE). */
+ * its load misses nearly always (docs/benchmarks-hand.md: the per-CPU empty
+ * CMD_SYNC with CONS polling).  Never the idle rule against a PROD loaded
+ * after that CONS: PROD may have gone a lap past it since (the SPIN
+ * model's BROKEN_EARLY_IDLE). */
 static bool reached(const struct reach *r)
 {
 	struct hwt_cmdq *sq = r->sq;
 	uint32_t size = 1u << sq->shift, mask = 2 * size - 1;
 	/* A_CONS (A_SCONS when wait_slot asks): pairs with the device's
-	 * R_CONS of this value; so do the loads below. */
+	 * R_CONS of this value; so does the second CONS load below. */
 	uint32_t c = hwt__reg_q_read_cons(sq->regs, sq->qi) & mask, x;
 
 	if (((c - r->e) & mask) < size)

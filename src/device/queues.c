@@ -32,19 +32,22 @@
  *   2. A_QEN of every queue: a changed Q_EN enables or disables that queue
  *      and is acknowledged (R_QACK), also while paused and, through the
  *      checks in consumer.c, between two segments of a run.
- *   3. A round: every enabled queue once, from the one after the last
- *      round's first.  A queue just enabled re-raises an error left
- *      unacknowledged; a queue in error is looked at only for its
- *      acknowledgement (A_QGERRN: then CONS.ERR is cleared, R_CONS, and the
- *      queue re-fetches at CONS); otherwise A_PROD and a turn of its run.
- *      While more than one queue is enabled a turn is at most dev->burst
- *      entries, so no queue waits for more than (NUMQ - 1) turns of the
- *      others; a lone queue runs to PROD as a single queue always did,
- *      unless another queue's Q_EN changes.
+ *   3. A round: every enabled queue once, from dev->rr, the queue after
+ *      the last one served (a cursor: every round keeps one order).  A
+ *      queue just enabled re-raises an error left unacknowledged; a queue
+ *      in error is looked at only for its acknowledgement (A_QGERRN: then
+ *      CONS.ERR is cleared, R_CONS, and the queue re-fetches at CONS);
+ *      otherwise A_PROD and a turn of its run.  While more than one queue
+ *      is enabled a turn is at most dev->burst entries, so a queue with
+ *      work waits for at most one turn of each other queue; a lone queue
+ *      runs to PROD as a single queue always did, unless another queue's
+ *      Q_EN changes.
  *   4. A round with nothing to do: spin spin_ns, then sleep on the doorbell
  *      (S1..S4, bounded) until any queue's PROD, GERRORN or EN changes or a
- *      request comes.  A new PROD seen while spinning is served at once (a
- *      turn of that queue, as in 3), before the next pass of 1..3.
+ *      request comes.  While spinning, the first enabled queue from dev->rr
+ *      whose PROD moved gets its turn at once, before the next pass of
+ *      1..3 (the cursor then moves past it); nothing is served after the
+ *      sleep.
  *
  * A command error on queue i stops queue i only: its CONS.ERR, its GERROR
  * toggled (R_QGERR), the one GERROR line; the other queues run on.
@@ -149,14 +152,19 @@ static bool act_on_enables(struct hwt_smmu_dev *dev, bool all)
 
 /* Anything for the consumer?  DB_EN: a changed Q_EN (of every queue if
  * all, else of queue 0, the enabled queues and scan_next()); DB_WORK: a
- * request, a new Q_PROD of an enabled queue not in error (that queue in
- * *fed, if fed), a changed Q_GERRORN of an enabled queue (as at the last
- * look: seen_prod, seen_gerrorn); 0: nothing. */
+ * request, a new Q_PROD of an enabled queue not in error, a changed
+ * Q_GERRORN of an enabled queue (as at the last look: seen_prod,
+ * seen_gerrorn); 0: nothing.  The enabled queues are looked at from
+ * dev->rr; *fed (if fed) is the on_list index of the queue whose new
+ * Q_PROD made it DB_WORK, else dev->non. */
 enum { DB_WORK = 1, DB_EN = 2 };
 
-static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all,
-			struct hwt__devq **fed)
+static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all, unsigned *fed)
 {
+	unsigned n = dev->non, k = dev->rr < n ? dev->rr : 0;
+
+	if (fed)
+		*fed = n;
 	if (atomic_load_explicit(&dev->ctl, mo) & (HWT__CTL_STOP | HWT__CTL_PAUSE))
 		return DB_WORK;
 	if (all) {
@@ -170,8 +178,8 @@ static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all,
 		    atomic_load_explicit(s->r_en, mo) != s->en)
 			return DB_EN;
 	}
-	for (unsigned k = 0; k < dev->non; k++) {
-		struct hwt__devq *q = &dev->qs[dev->on_list[k]];
+	for (unsigned j = 0; j < n; j++, k = k + 1 < n ? k + 1 : 0) {
+		const struct hwt__devq *q = &dev->qs[dev->on_list[k]];
 
 		if (!all && atomic_load_explicit(q->r_en, mo) != q->en)
 			return DB_EN;
@@ -179,7 +187,7 @@ static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all,
 			return DB_WORK;
 		if (!q->err_pending && atomic_load_explicit(q->r_prod, mo) != q->seen_prod) {
 			if (fed)
-				*fed = q;
+				*fed = k;
 			return DB_WORK;
 		}
 	}
@@ -227,9 +235,9 @@ static bool serve(struct hwt_smmu_dev *dev, struct hwt__devq *q);
  * Nothing to do in the last round: spin spin_ns (yielding the CPU now and
  * then once idle for YIELD_AFTER_NS, so producers sharing this CPU are not
  * held back for the whole budget), then sleep once (S1..S4, at most
- * max_sleep).  Returns as soon as doorbell_any() sees something; a new
- * PROD seen while spinning is served first.  The caller re-checks
- * everything after this returns.
+ * max_sleep).  Returns as soon as doorbell_any() sees something, after a
+ * turn of the queue whose new PROD it saw, if that was it.  The caller
+ * re-checks everything after this returns.
  */
 static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 {
@@ -237,19 +245,24 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 	uint32_t db;
 
 	for (unsigned i = 1;; i++) {
-		struct hwt__devq *fed = NULL;
+		unsigned fed;
 		int why = doorbell_any(dev, memory_order_relaxed, false, &fed);
 
 		if (why) {
 			/* the partial look moved on: the next one reads every Q_EN */
 			dev->scan_all |= why == DB_EN;
-			/* Serve the queue now rather than after the main loop's
-			 * look at the enables and a round from dev->rr: the
-			 * empty CMD_SYNC gained 3-8% (docs/benchmarks-hand.md).
-			 * serve() makes the checks a round would (ctl, Q_EN and
-			 * GERRORN before each segment). */
-			if (fed)
-				serve(dev, fed);
+			/* A new PROD: its queue's turn now, not after the main
+			 * loop's look at the enables (docs/benchmarks-hand.md:
+			 * the empty CMD_SYNC's latency).  The look just saw no
+			 * request and no change of Q_EN or GERRORN of queue 0,
+			 * the scanned queue and the enabled queues up to this
+			 * one; hwt__dev_consume() checks ctl and this queue's
+			 * Q_EN before each segment.  A change at a later queue
+			 * waits for this one turn. */
+			if (fed < dev->non) {
+				(void)serve(dev, &dev->qs[dev->on_list[fed]]);
+				dev->rr = fed + 1 < dev->non ? fed + 1 : 0;
+			}
 			return;
 		}
 		if (!(i & 63)) {
@@ -375,23 +388,27 @@ static bool serve(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 }
 
 /* One round: every enabled queue once (on_list, which serve() does not
- * change), from dev->rr.  True if any queue did anything; *err_wait if a
- * queue waits for its GERRORN. */
+ * change), from dev->rr, which is left at the queue after the last one
+ * served: every round keeps one order, so a queue with work waits for at
+ * most one turn of each other queue.  True if any queue did anything;
+ * *err_wait if a queue waits for its GERRORN. */
 static bool round_robin(struct hwt_smmu_dev *dev, bool *err_wait)
 {
 	unsigned n = dev->non, i = dev->rr < n ? dev->rr : 0;
 	bool worked = false;
 
 	*err_wait = false;
-	dev->rr = i + 1 < n ? i + 1 : 0;
 	for (unsigned k = 0; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
 		struct hwt__devq *q = &dev->qs[dev->on_list[i]];
 
-		if (ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE))
+		if (ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE)) {
+			dev->rr = i;
 			return true; /* the main loop acts on it */
+		}
 		worked |= serve(dev, q);
 		*err_wait |= q->err_pending;
 	}
+	dev->rr = i;
 	return worked;
 }
 

@@ -334,7 +334,7 @@ inline wait_reached(wq, e, ea)
 		:: REACHED(hw, e) -> skip                /* decided below */
 #endif
 		:: else ->
-			atomic { x = PROD[wq] };                           /* A_PROD */
+			atomic { x = PROD[wq] };                           /* A_XPROD */
 			atomic { hw = CONS[wq]; hw_abs = CONS_abs[wq] }    /* A_CONS */
 		fi;
 		if

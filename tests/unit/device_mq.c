@@ -24,6 +24,7 @@
 #define NQ 4
 #define QSEQ(q, k) ((uint32_t)(q) << 24 | (k)) /* a sequence number of queue q */
 #define OP_BAD 0x7f                            /* an opcode the handler refuses */
+#define LOG_N 4096                             /* commands whose queue is logged */
 
 struct mq {
 	struct hwt_smmu_dev *dev;
@@ -36,6 +37,9 @@ struct mq {
 	_Atomic uint32_t next[NQ]; /* next sequence number expected per queue */
 	_Atomic uint32_t bad;      /* commands out of order or repeated */
 	_Atomic uint32_t gerr_irqs;
+	/* the queue of each command executed, in order (the first LOG_N) */
+	uint8_t log[LOG_N];
+	_Atomic uint32_t nlog;
 };
 
 /* Records the commands of tst_cmd_seq(QSEQ(q, k)): per queue, k must be
@@ -51,6 +55,12 @@ static int mq_handler(void *ctx, const uint64_t dw[2])
 		return HWT_SMMU_CERROR_ILL;
 	if (atomic_load_explicit(&m->next[q], memory_order_relaxed) != k)
 		atomic_fetch_add_explicit(&m->bad, 1, memory_order_relaxed);
+	/* relaxed: only this thread writes nlog; next's release publishes it */
+	uint32_t nl = atomic_load_explicit(&m->nlog, memory_order_relaxed);
+	if (nl < LOG_N) {
+		m->log[nl] = (uint8_t)q;
+		atomic_store_explicit(&m->nlog, nl + 1, memory_order_relaxed);
+	}
 	atomic_store_explicit(&m->next[q], k + 1, memory_order_release);
 	return HWT_SMMU_CERROR_NONE;
 }
@@ -545,5 +555,59 @@ TEST_TIMEOUT(mq_stop_start_with_several_queues, 30)
 		}
 	}
 	ASSERT_EQ(atomic_load_explicit(&m.bad, memory_order_relaxed), 0);
+	mq_free(&m);
+}
+
+/*
+ * Rounds keep one order: three queues, each with several turns of work at
+ * once (published while the device is paused); while all three have work,
+ * every three turns in a row are of three different queues, and a turn is
+ * at most the burst.  A round that started after the last round's first
+ * queue (the former rule) runs 0 1 2, 1 2 0, 2 0 1: queue 1 twice while
+ * queue 0 waits.
+ */
+TEST(mq_rounds_keep_one_order)
+{
+	struct hwt_smmu_dev_config cfg;
+	uint32_t burst, per, runs[64], rq[64], nr = 0, left[3];
+	uint64_t dw[2];
+	struct mq m;
+
+	hwt_smmu_dev_config_default(&cfg);
+	cfg.cmdqs = 12;
+	mq_start(&m, &cfg, 3, 12);
+	burst = m.dev->burst;
+	per = 3 * burst + burst / 2; /* 3.5 turns each */
+	ASSERT_TRUE(3 * per <= LOG_N);
+	ASSERT_OK(hwt_smmu_dev_pause(m.dev));
+	for (unsigned q = 0; q < 3; q++) {
+		for (uint32_t k = 0; k < per; k++) {
+			tst_cmd_seq(dw, QSEQ(q, k));
+			mq_put(&m, q, dw);
+		}
+		mq_publish(&m, q);
+	}
+	ASSERT_OK(hwt_smmu_dev_resume(m.dev));
+	for (unsigned q = 0; q < 3; q++)
+		mq_drain(&m, q);
+	ASSERT_EQ(atomic_load_explicit(&m.bad, memory_order_relaxed), 0);
+	ASSERT_EQ(atomic_load_explicit(&m.nlog, memory_order_acquire), 3 * per);
+	/* the turns: runs of one queue */
+	for (uint32_t i = 0; i < 3 * per; i++) {
+		if (!nr || rq[nr - 1] != m.log[i]) {
+			ASSERT_TRUE(nr < 64);
+			rq[nr] = m.log[i];
+			runs[nr++] = 0;
+		}
+		runs[nr - 1]++;
+	}
+	left[0] = left[1] = left[2] = per;
+	for (uint32_t t = 0; t < nr && left[0] && left[1] && left[2]; t++) {
+		hwt_test_log("turn %u: queue %u, %u commands", t, rq[t], runs[t]);
+		ASSERT_TRUE(runs[t] <= burst);
+		if (t >= 2)
+			ASSERT_TRUE(rq[t] != rq[t - 1] && rq[t] != rq[t - 2] && rq[t - 1] != rq[t - 2]);
+		left[rq[t]] -= runs[t];
+	}
 	mq_free(&m);
 }
