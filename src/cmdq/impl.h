@@ -134,6 +134,7 @@ typedef int hwt__cmdq_pin_fn(unsigned cpu);
  * [0] cached copies, [1] non-temporal ones. */
 #define HWT__NT_PERIOD 2048u
 #define HWT__NT_BLOCK 16u
+#define HWT__NT_TRIAL (4 * HWT__NT_BLOCK)
 struct hwt__cmdq_ntpick {
 	uint32_t calls;
 	bool nt;

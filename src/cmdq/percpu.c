@@ -63,11 +63,8 @@
 #include "common/time.h"
 
 #define STACK_ENTS (HWT_CMDQ_BATCH_ENTRIES + 1) /* a batch and its CMD_SYNC */
-#define NT_PERIOD HWT__NT_PERIOD /* calls that may store non-temporally, per trial */
-#define NT_BLOCK HWT__NT_BLOCK   /* a trial: blocks of this many, cached, NT, cached, NT */
-#define NT_TRIAL (4 * NT_BLOCK)
-_Static_assert(!(NT_PERIOD & (NT_PERIOD - 1)) && NT_TRIAL < NT_PERIOD,
-	       "calls % NT_PERIOD runs on across the wrap of calls");
+_Static_assert(!(HWT__NT_PERIOD & (HWT__NT_PERIOD - 1)) && HWT__NT_TRIAL < HWT__NT_PERIOD,
+	       "calls % HWT__NT_PERIOD runs on across the wrap of calls");
 
 int hwt__cmdq_rseq_init(struct hwt_cmdq *q)
 {
@@ -435,47 +432,53 @@ static int wait_slot(struct hwt_cmdq *q, unsigned qi, uint32_t e, uint64_t mine,
 /*
  * Calls of HWT__RSEQ_NT_MIN commands or more that nobody waits on: cached or
  * non-temporal copy (HWT__RSEQ_K_NT)?  It depends on where the producer and
- * the device run: one guest measured both a 1.2x gain and a 2x loss, an
- * hour apart (arch/rseq.h).  So each thread times its own such calls, per
- * queue object (rec->nt, plain: thread-local, reset when a thread takes a
- * record over).  The first NT_TRIAL of every NT_PERIOD take the copies in
- * blocks of NT_BLOCK (cached, non-temporal, cached, non-temporal), and each
- * call in the second half of a block (the first half lets the previous
+ * the device run: one guest measured both a 1.2x gain and a 2x loss, an hour
+ * apart (arch/rseq.h).  So each thread times its own such calls, per queue
+ * object (rec->nt, plain: thread-local, reset when a thread takes a record
+ * over).  The first HWT__NT_TRIAL of every HWT__NT_PERIOD take the copies in
+ * blocks of HWT__NT_BLOCK (cached, non-temporal, cached, non-temporal), and
+ * each call in the second half of a block (the first half lets the previous
  * block's lines settle) is timed from its start to the next such call's
  * start: a cached copy's cost is partly paid after the call returns (its
- * stores wait in the store buffer for their lines), and where the device
- * is the slower side a call waits for room at the device's pace, which the
- * copy changes too (it reads a non-temporal copy from memory).  Each trial
- * decides afresh for the calls up to the next one: the non-temporal copy
- * only if the lower quartile of its times per entry is at least 1/16 below
- * the cached copy's (the quartile, not the median: a sleep in a room wait
- * or a preemption only ever adds time, and may hit a whole block).  A tie,
- * or calls far apart whose gaps drown the difference, go to the cached copy,
+ * stores wait in the store buffer for their lines), and where the device is
+ * the slower side a call waits for room at the device's pace, which the copy
+ * changes too (it reads a non-temporal copy from memory).  Each trial decides
+ * afresh for the calls up to the next one: the non-temporal copy only if the
+ * lower quartile of its times per entry is at least 1/16 below the cached
+ * copy's (the quartile, not the median: a sleep in a room wait or a
+ * preemption only ever adds time, and may hit a whole block).  A tie, or
+ * calls far apart whose gaps drown the difference, go to the cached copy,
  * which the device reads from a cache.
  */
 static inline bool nt_block_nt(uint32_t c)
 {
-	return (c / NT_BLOCK) & 1;
+	return (c / HWT__NT_BLOCK) & 1;
+}
+
+/* Trial call c's place among its copy's times (the second half of its
+ * block: the copy's two blocks give HWT__NT_BLOCK times). */
+static inline unsigned nt_slot(uint32_t c)
+{
+	return c / (2 * HWT__NT_BLOCK) * (HWT__NT_BLOCK / 2) + c % (HWT__NT_BLOCK / 2);
 }
 
 static uint32_t nt_pick(struct hwt__cmdq_ntpick *p, uint32_t k)
 {
-	uint32_t c = p->calls++ % NT_PERIOD, b = c - 1;
+	uint32_t c = p->calls++ % HWT__NT_PERIOD, b = c - 1;
 	uint64_t now, q[2];
 
-	if (c > NT_TRIAL)
+	if (c > HWT__NT_TRIAL)
 		return p->nt ? HWT__RSEQ_K_NT : 0;
 	now = hwt__now_ns();
-	if (c && b % NT_BLOCK >= NT_BLOCK / 2) /* the time of trial call b */
-		p->ns[nt_block_nt(b)][b / (2 * NT_BLOCK) * (NT_BLOCK / 2) + b % (NT_BLOCK / 2)] =
-			(now - p->t) * 16 / p->k;
+	if (c && b % HWT__NT_BLOCK >= HWT__NT_BLOCK / 2) /* the time of trial call b */
+		p->ns[nt_block_nt(b)][nt_slot(b)] = (now - p->t) * 16 / p->k;
 	p->t = now;
 	p->k = k;
-	if (c < NT_TRIAL)
+	if (c < HWT__NT_TRIAL)
 		return nt_block_nt(c) ? HWT__RSEQ_K_NT : 0;
-	for (unsigned m = 0; m < 2; m++) { /* sorts them: each trial writes them all */
-		hwt__median_u64(p->ns[m], NT_BLOCK);
-		q[m] = p->ns[m][NT_BLOCK / 4];
+	for (unsigned m = 0; m < 2; m++) { /* each trial writes them all */
+		hwt__sort_u64(p->ns[m], HWT__NT_BLOCK);
+		q[m] = p->ns[m][HWT__NT_BLOCK / 4]; /* the lower quartile */
 	}
 	p->nt = q[1] * 16 < q[0] * 15;
 	return p->nt ? HWT__RSEQ_K_NT : 0;

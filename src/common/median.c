@@ -10,8 +10,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-uint64_t hwt__median_u64(uint64_t *v, size_t n)
+void hwt__sort_u64(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_u64);
+}
+
+uint64_t hwt__median_u64(uint64_t *v, size_t n)
+{
+	hwt__sort_u64(v, n);
 	return v[n / 2];
 }

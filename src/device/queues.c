@@ -108,10 +108,16 @@ void hwt__dev_on_list_update(struct hwt_smmu_dev *dev)
 	dev->scan_all = true;
 }
 
+/* i + 1, wrapping at n. */
+static inline unsigned next_of(unsigned i, unsigned n)
+{
+	return i + 1 < n ? i + 1 : 0;
+}
+
 /* The queue a partial look reads besides queue 0 and the enabled ones. */
 static inline struct hwt__devq *scan_next(struct hwt_smmu_dev *dev)
 {
-	dev->scan = dev->scan + 1 < dev->nq ? dev->scan + 1 : 0;
+	dev->scan = next_of(dev->scan, dev->nq);
 	return &dev->qs[dev->scan];
 }
 
@@ -178,7 +184,7 @@ static int doorbell_any(struct hwt_smmu_dev *dev, memory_order mo, bool all, uns
 		    atomic_load_explicit(s->r_en, mo) != s->en)
 			return DB_EN;
 	}
-	for (unsigned j = 0; j < n; j++, k = k + 1 < n ? k + 1 : 0) {
+	for (unsigned j = 0; j < n; j++, k = next_of(k, n)) {
 		const struct hwt__devq *q = &dev->qs[dev->on_list[k]];
 
 		if (!all && atomic_load_explicit(q->r_en, mo) != q->en)
@@ -261,7 +267,7 @@ static void doorbell_wait(struct hwt_smmu_dev *dev, uint64_t max_sleep)
 			 * waits for this one turn. */
 			if (fed < dev->non) {
 				(void)serve(dev, &dev->qs[dev->on_list[fed]]);
-				dev->rr = fed + 1 < dev->non ? fed + 1 : 0;
+				dev->rr = next_of(fed, dev->non);
 			}
 			return;
 		}
@@ -398,7 +404,7 @@ static bool round_robin(struct hwt_smmu_dev *dev, bool *err_wait)
 	bool worked = false;
 
 	*err_wait = false;
-	for (unsigned k = 0; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
+	for (unsigned k = 0; k < n; k++, i = next_of(i, n)) {
 		struct hwt__devq *q = &dev->qs[dev->on_list[i]];
 
 		if (ctl_load(dev) & (HWT__CTL_STOP | HWT__CTL_PAUSE)) {

@@ -85,7 +85,7 @@ bool mqrig_pin(unsigned cpu);
 void mqrig_need_cpus(unsigned n);
 /* mqrig_up(r, opt) for a test of the rseq path: skipped unless 2 CPUs can
  * be had and the object took that path (then r, malloc'd by the caller,
- * is freed); else up, the caller pinned to CPU 0. */
+ * is freed); else up, the caller pinned to CPU 0 (by mqrig_need_cpus). */
 void mqrig_up_rseq(struct mqrig *r, const struct mqrig_opt *opt);
 /* The rseq path of r's queue as for a thread that moves between its two
  * steps (hwt__cmdq_rseq_steps): the next n insertion attempts (an -EAGAIN

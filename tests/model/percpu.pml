@@ -319,7 +319,8 @@ hidden byte P1_no_overwrite, P2_fetched_written, P2_once_in_order, P2_exactly_on
  * device polls).  Else done when the lap compare says so, or (the idle
  * rule) when CONS equals a PROD read before it: then CONS is at or past
  * that PROD, which is at or past e, however many laps went by.  Else wait
- * until CONS or PROD changes (hwt__wait_change32 on both), and look again.
+ * until CONS or PROD changes, and look again (the C waits for a change of
+ * CONS, bounded, and sees a new PROD at its next look).
  */
 inline wait_reached(wq, e, ea)
 {

@@ -24,7 +24,7 @@
 #define K HWT__RSEQ_NT_MIN
 #define PERIOD HWT__NT_PERIOD
 #define BLOCK HWT__NT_BLOCK
-#define TRIAL (4 * BLOCK)
+#define TRIAL HWT__NT_TRIAL
 #define CALLS (2 * PERIOD + TRIAL + 16)
 #define SLOW_NS 20000
 

@@ -172,8 +172,7 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	mqrig_up_rseq(r, &opt);
 	atomic_store(&r->gate, 1);
 	mqrig_gate_cmd(&gate);
-	ASSERT_TRUE(mqrig_pin(0));
-	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held */
+	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held (we are on CPU 0) */
 	for (unsigned i = 0; i < 5; i++) { /* 255 more: queue 0 (256) is full */
 		mqrig_cmds(r, 0, 51 * i, c, 51);
 		ASSERT_OK(hwt_cmdq_issue(r->q, c, 51, false));
@@ -257,7 +256,6 @@ TEST_TIMEOUT(rseq_unpublished_call_is_published_by_the_next_sync, 30)
 	struct hwt_cmdq_cmd c;
 
 	mqrig_up_rseq(r, &opt);
-	ASSERT_TRUE(mqrig_pin(0));
 	mqrig_cmds(r, 0, 0, &c, 1);
 	mqrig_moved(r, 1);
 	mqrig_nopin(true);
