@@ -339,8 +339,8 @@ static bool error_acked(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 
 /* Just enabled: an error left unacknowledged (before a stop, or by a
  * previous owner of the queue) keeps the queue stopped until it is
- * acknowledged; the new owner gets the interrupt. */
-static void pending_error(struct hwt_smmu_dev *dev, struct hwt__devq *q)
+ * acknowledged; the new owner gets the interrupt.  True if there was one. */
+static bool pending_error(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 {
 	uint32_t g = atomic_load_explicit(q->r_gerror, memory_order_relaxed);
 	uint32_t n = atomic_load_explicit(q->r_gerrorn, memory_order_acquire); /* A_QGERRN */
@@ -350,7 +350,9 @@ static void pending_error(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 		hwt__dev_raise_error(dev, q, q->cons,
 				     cons >> HWT_SMMU_CONS_ERR_SHIFT & HWT_SMMU_CONS_ERR_MASK);
 		error_acked(dev, q);
+		return true;
 	}
+	return false;
 }
 
 /* GERROR.MSI_CMDQ_ABT_ERR of q: the sync completed but its MSI had no target. */
@@ -373,10 +375,11 @@ static bool serve(struct hwt_smmu_dev *dev, struct hwt__devq *q)
 {
 	uint32_t raw, prod;
 
+	/* No error pending: the look costs the queue no turn. */
 	if (q->check_error) {
 		q->check_error = false;
-		pending_error(dev, q);
-		return true;
+		if (pending_error(dev, q))
+			return true;
 	}
 	if (q->err_pending && !error_acked(dev, q))
 		return false;

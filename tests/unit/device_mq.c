@@ -561,11 +561,13 @@ TEST_TIMEOUT(mq_stop_start_with_several_queues, 30)
 
 /*
  * Rounds keep one order: three queues, each with several turns of work at
- * once (published while the device is paused); while all three have work,
- * every three turns in a row are of three different queues, and a turn is
- * at most the burst.  A round that started after the last round's first
- * queue (the former rule) runs 0 1 2, 1 2 0, 2 0 1: queue 1 twice while
- * queue 0 waits.
+ * once (published while the device is paused, the third queue enabled
+ * then too); while all three have work, every three turns in a row are of
+ * three different queues, and a turn is at most the burst.  A round that
+ * started after the last round's first queue (the former rule) runs 0 1 2,
+ * 1 2 0, 2 0 1: queue 1 twice while queue 0 waits; a just-enabled queue
+ * whose look for a pending error spent its turn (the former serve()) ran
+ * 0 1 -, 0 1 2.
  */
 TEST(mq_rounds_keep_one_order)
 {
@@ -576,11 +578,13 @@ TEST(mq_rounds_keep_one_order)
 
 	hwt_smmu_dev_config_default(&cfg);
 	cfg.cmdqs = 12;
-	mq_start(&m, &cfg, 3, 12);
+	mq_start(&m, &cfg, 2, 12);
+	mq_queue(&m, 2, 12);
 	burst = m.dev->burst;
 	per = 3 * burst + burst / 2; /* 3.5 turns each */
 	ASSERT_TRUE(3 * per <= LOG_N);
 	ASSERT_OK(hwt_smmu_dev_pause(m.dev));
+	mq_en(&m, 2, HWT__Q_EN); /* acted on in park() */
 	for (unsigned q = 0; q < 3; q++) {
 		for (uint32_t k = 0; k < per; k++) {
 			tst_cmd_seq(dw, QSEQ(q, k));
