@@ -117,15 +117,16 @@ static void *produce(void *arg)
 			v &= ~(7ull << 16);
 		}
 		if ((v >> 16 & 7) == 0) { /* hwt_cmdq_sync: every queue we used */
+			uint64_t done;
+
 			pr->err = hwt_cmdq_sync(r->q);
 			pr->what = "hwt_cmdq_sync";
 			atomic_fetch_add_explicit(&s->syncs, 1, memory_order_relaxed);
 			/* A_MSI / A_CONS of the sync order the executor's count. */
-			if (!pr->err &&
-			    atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
+			done = atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed);
+			if (!pr->err && done != seq)
 				tst_note(&s->bad, "producer %u: hwt_cmdq_sync returned 0 with %llu of %llu "
-					 "commands executed", pr->id,
-					 (unsigned long long)atomic_load(&r->executed[pr->id]),
+					 "commands executed", pr->id, (unsigned long long)done,
 					 (unsigned long long)seq);
 			continue;
 		}
@@ -147,11 +148,14 @@ static void *produce(void *arg)
 				 "executed", pr->id, (unsigned long long)(seq - 1));
 	}
 	if (!pr->err) {
+		uint64_t done;
+
 		pr->err = hwt_cmdq_sync(r->q);
 		pr->what = "the last hwt_cmdq_sync";
-		if (!pr->err && atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed) != seq)
+		done = atomic_load_explicit(&r->executed[pr->id], memory_order_relaxed);
+		if (!pr->err && done != seq)
 			tst_note(&s->bad, "producer %u: the last hwt_cmdq_sync returned 0 with %llu of %llu "
-				 "executed", pr->id, (unsigned long long)atomic_load(&r->executed[pr->id]),
+				 "executed", pr->id, (unsigned long long)done,
 				 (unsigned long long)seq);
 	}
 	pr->issued = seq;
@@ -215,6 +219,7 @@ static void *gatekeeper(void *arg)
 	struct storm *s = arg;
 
 	while (atomic_load_explicit(&s->running, memory_order_acquire) > 0) {
+		/* release: pairs with the acquire load of r->gate in exec_one() (mqrig.c) */
 		atomic_store_explicit(&s->r.gate, 1, memory_order_release);
 		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
 		atomic_store_explicit(&s->r.gate, 0, memory_order_release);
@@ -233,6 +238,7 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 	struct hwt_smmu_dev_stats st;
 	struct hwt_cmdq_info info;
 	uint64_t total = 0, per_q[MQRIG_MAXQ];
+	unsigned passed, tries;
 	const char *v;
 	char qs[128] = "";
 	size_t len = 0;
@@ -282,12 +288,18 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 		len += (size_t)snprintf(qs + len, sizeof(qs) - len, "%s%llu", i ? "/" : "",
 					(unsigned long long)per_q[i]);
 	}
+	/* Relaxed, as the counters above: every thread that counts is joined,
+	 * the executor's gate counts ordered by producer 0's last sync. */
+	passed = atomic_load_explicit(&s->r.gate_passed, memory_order_relaxed);
+	tries = atomic_load_explicit(&s->r.gate_tries, memory_order_relaxed);
 	TLOG("%u queues of %u, %s path, %s%s%s: %llu calls, %llu hwt_cmdq_sync, %llu signals, %llu moves, "
 	     "%u gates (%u refusals); commands per queue %s", info.queues, numq, info.insert_path,
 	     disable_msi ? "CONS" : "MSI", storm ? ", storm" : "", moved ? ", moved" : "",
-	     (unsigned long long)s->calls,
-	     (unsigned long long)s->syncs, (unsigned long long)s->signals,
-	     (unsigned long long)s->moves, s->r.gate_passed, s->r.gate_tries - s->r.gate_passed, qs);
+	     (unsigned long long)atomic_load_explicit(&s->calls, memory_order_relaxed),
+	     (unsigned long long)atomic_load_explicit(&s->syncs, memory_order_relaxed),
+	     (unsigned long long)atomic_load_explicit(&s->signals, memory_order_relaxed),
+	     (unsigned long long)atomic_load_explicit(&s->moves, memory_order_relaxed), passed,
+	     tries - passed, qs);
 	/* What the executor saw first (a duplicate explains a timeout). */
 	v = mqrig_violation(&s->r);
 	if (v)
@@ -307,8 +319,8 @@ static void storm_run(unsigned numq, unsigned queues, bool disable_msi, bool sto
 				      (unsigned long long)pr[i].issued);
 		total += pr[i].issued;
 	}
-	ASSERT_EQ(st.cmds - st.syncs, total + s->r.gate_passed);
-	ASSERT_EQ(st.errors, s->r.gate_tries - s->r.gate_passed); /* the gate's refusals only */
+	ASSERT_EQ(st.cmds - st.syncs, total + passed);
+	ASSERT_EQ(st.errors, tries - passed); /* the gate's refusals only */
 	mqrig_down(&s->r);
 	free(s);
 }

@@ -89,7 +89,8 @@ static void *producer(void *arg)
 
 	if (!mqrig_pin(0)) {
 		l->perr = -EPERM;
-		atomic_store(&l->stop, 1);
+		/* relaxed, as every stop: its readers only leave; perr is read after the join */
+		atomic_store_explicit(&l->stop, 1, memory_order_relaxed);
 		return NULL;
 	}
 	for (unsigned round = 1; meet(l, round); round++) {
@@ -103,7 +104,7 @@ static void *producer(void *arg)
 			hwt__reg_q_doorbell(l->r);                                /* DB2, DB3 */
 		if (err) {
 			l->perr = err;
-			atomic_store(&l->stop, 1);
+			atomic_store_explicit(&l->stop, 1, memory_order_relaxed);
 		}
 		atomic_store_explicit(&l->pdone, round, memory_order_release);
 	}
@@ -177,7 +178,7 @@ TEST_TIMEOUT(rseq_commit_then_symmetric_doorbell_loses_no_wakeup, 60)
 	l->deadline_ns = hwt__now_ns() + (e && *e ? strtoull(e, NULL, 10) : 400) * 1000000ull;
 	ASSERT_OK(pthread_create(&t, NULL, producer, l));
 	device(l);
-	atomic_store(&l->stop, 1);
+	atomic_store_explicit(&l->stop, 1, memory_order_relaxed);
 	pthread_join(t, NULL);
 	TLOG("%llu rounds: %llu lost wake-ups, %llu with both sides seeing the other, %llu device "
 	     "first", (unsigned long long)l->rounds, (unsigned long long)l->lost,

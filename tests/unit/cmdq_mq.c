@@ -182,7 +182,8 @@ static void *pinned(void *arg)
 		p->err = hwt_cmdq_sync(p->r->q);
 	if (!p->err && atomic_load_explicit(&p->r->executed[p->id], memory_order_relaxed) != seq)
 		snprintf(p->why, sizeof(p->why), "hwt_cmdq_sync returned with %llu of %llu executed",
-			 (unsigned long long)atomic_load(&p->r->executed[p->id]),
+			 (unsigned long long)atomic_load_explicit(&p->r->executed[p->id],
+								  memory_order_relaxed),
 			 (unsigned long long)seq);
 	return NULL;
 }
@@ -212,8 +213,11 @@ static void run_pinned(unsigned numq, unsigned queues, bool disable_msi)
 		ASSERT_OK(p[i].err);
 		ASSERT_FALSE(p[i].why[0]);
 	}
+	/* relaxed: the producers' last syncs (A_MSI / A_CONS) order the counts */
 	for (unsigned i = 0; i < r->nq && i < MQRIG_MAXQ; i++)
-		TLOG("queue %u: %llu commands", i, (unsigned long long)atomic_load(&r->per_queue[i]));
+		TLOG("queue %u: %llu commands", i,
+		     (unsigned long long)atomic_load_explicit(&r->per_queue[i],
+							      memory_order_relaxed));
 	if (mqrig_violation(r))
 		TLOG("%s", mqrig_violation(r));
 	ASSERT_FALSE(mqrig_violation(r));
@@ -249,7 +253,8 @@ static void migration(bool disable_msi)
 	mqrig_up(r, &opt);
 	hwt_cmdq_get_info(r->q, &info);
 	TLOG("%s path%s", info.insert_path, disable_msi ? ", CONS polling" : "");
-	atomic_store(&r->gate, 1);
+	/* release: pairs with the acquire load of r->gate in exec_one() (mqrig.c) */
+	atomic_store_explicit(&r->gate, 1, memory_order_release);
 	mqrig_gate_cmd(&gate);
 	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held */
@@ -257,9 +262,11 @@ static void migration(bool disable_msi)
 	/* Queue 1's own CMD_SYNC completes; the command on queue 0 has not
 	 * executed, so the sync must not return 0. */
 	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
-	ASSERT_TRUE(atomic_load(&r->gate_tries) > 0); /* it did reach the device */
-	ASSERT_EQ(atomic_load(&r->gate_passed), 0);
-	atomic_store(&r->gate, 0);
+	/* It did reach the device (the executor's counters: relaxed, as it
+	 * writes them). */
+	ASSERT_TRUE(atomic_load_explicit(&r->gate_tries, memory_order_relaxed) > 0);
+	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 0);
+	atomic_store_explicit(&r->gate, 0, memory_order_release); /* release: as the close above */
 	/* Still on CPU 1: queue 0 stayed in the record.  A loaded machine may
 	 * take longer than one timeout to run it: a few tries. */
 	for (unsigned i = 0; i < 10 && (err = hwt_cmdq_sync(r->q)) == -ETIMEDOUT; i++)
@@ -267,7 +274,8 @@ static void migration(bool disable_msi)
 	if (err)
 		TLOG("%s", r->log.text);
 	ASSERT_OK(err);
-	ASSERT_EQ(atomic_load(&r->gate_passed), 1);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 1);
 	ASSERT_OK(hwt_cmdq_sync(r->q)); /* nothing left */
 	mqrig_down(r);
 	free(r);
@@ -295,7 +303,8 @@ TEST(error_on_one_queue_leaves_the_others_running)
 	mqrig_need_cpus(2);
 	ASSERT_TRUE(r);
 	mqrig_up(r, &opt);
-	atomic_store(&r->gate, 1);
+	/* release: pairs with the acquire load of r->gate in exec_one() (mqrig.c) */
+	atomic_store_explicit(&r->gate, 1, memory_order_release);
 	mqrig_gate_cmd(&gate);
 	ASSERT_TRUE(mqrig_pin(0));
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false));
@@ -305,12 +314,13 @@ TEST(error_on_one_queue_leaves_the_others_running)
 		ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, true)); /* queue 1 runs on */
 		ASSERT_TRUE(mqrig_done(r, 0, i));
 	}
-	ASSERT_EQ(atomic_load(&r->gate_passed), 0);
+	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 0);
 	ASSERT_TRUE(logged(&r->log, "queue 0: CMDQ error"));
 	ASSERT_FALSE(logged(&r->log, "queue 1: CMDQ error"));
-	atomic_store(&r->gate, 0);
+	atomic_store_explicit(&r->gate, 0, memory_order_release); /* release: as the close above */
 	ASSERT_OK(hwt_cmdq_sync(r->q));
-	ASSERT_EQ(atomic_load(&r->gate_passed), 1);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 1);
 	ASSERT_FALSE(mqrig_violation(r));
 	mqrig_down(r);
 	free(r);
@@ -324,7 +334,8 @@ static void *one_issue(void *arg)
 	struct hwt_cmdq_cmd c;
 	static _Atomic uint64_t seq;
 
-	mqrig_cmds(r, 1, atomic_fetch_add(&seq, 1), &c, 1);
+	/* relaxed: a number of its own is all it takes */
+	mqrig_cmds(r, 1, atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed), &c, 1);
 	return (void *)(intptr_t)hwt_cmdq_issue(r->q, &c, 1, false); /* exits owing a sync */
 }
 
@@ -356,7 +367,8 @@ TEST(records_go_back_to_the_pool_at_thread_exit)
 		ASSERT_EQ(pool_len(r->q), 1); /* one record, reused by each thread */
 	}
 	ASSERT_OK(hwt_cmdq_sync(r->q));
-	ASSERT_EQ(atomic_load(&r->executed[1]), 50);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->executed[1], memory_order_relaxed), 50);
 	mqrig_down(r);
 	free(r);
 }
@@ -437,7 +449,8 @@ TEST(the_record_follows_issue_and_sync)
 	ASSERT_TRUE(rec->used[0] & 1);
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	ASSERT_EQ(rec->nused, 0);
-	ASSERT_EQ(atomic_load(&r->executed[0]), 3);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 3);
 	mqrig_down(r);
 	free(r);
 }
@@ -544,7 +557,7 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 	mqrig_up_rseq(r, &opt);
 	sigemptyset(&sa.sa_mask);
 	ASSERT_OK(sigaction(SIGUSR2, &sa, &old));
-	atomic_store(&held, 0);
+	atomic_store_explicit(&held, 0, memory_order_relaxed); /* pthread_create publishes it */
 	w.r = r;
 	p0 = hwt__reg_q_read_prod(r->q->regs, 0);
 	spos = hwt__q_inc(MQ_SHIFT, p0, 2); /* the waiter's CMD_SYNC */
@@ -554,7 +567,12 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 	mine = slot_dw(r, 0, spos, 0);
 	ASSERT_EQ(mine & 0xff, HWT_SMMU_OP_CMD_SYNC);
 	ASSERT_OK(pthread_kill(t, SIGUSR2));
-	for (unsigned i = 0; i < 50000 && atomic_load(&held) != 1 && !atomic_load(&w.returned); i++)
+	/* held: acquire, pairs with the release store in on_hold(); returned:
+	 * relaxed, loaded again with acquire below */
+	for (unsigned i = 0;
+	     i < 50000 && atomic_load_explicit(&held, memory_order_acquire) != 1 &&
+	     !atomic_load_explicit(&w.returned, memory_order_relaxed);
+	     i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 	if (atomic_load_explicit(&w.returned, memory_order_acquire)) {
 		pthread_join(t, NULL);
@@ -563,7 +581,7 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 		ASSERT_TRUE(w.err || w.done); /* never 0 before its sync */
 		ASSERT_TRUE(false);           /* and it cannot have completed */
 	}
-	ASSERT_EQ(atomic_load(&held), 1);
+	ASSERT_EQ(atomic_load_explicit(&held, memory_order_relaxed), 1); /* the loop's acquire */
 	ASSERT_FALSE(mqrig_done(r, 0, 0));
 	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
 	/* Producer 1, same CPU, same queue: single commands, two laps and a
@@ -574,12 +592,14 @@ TEST_TIMEOUT(rseq_a_waiter_lapped_in_its_wait_returns_after_its_sync, 60)
 		ASSERT_OK(hwt_cmdq_issue(r->q, &c, 1, false));
 	}
 	ASSERT_OK(hwt_cmdq_sync(r->q));
-	ASSERT_EQ(atomic_load(&r->executed[1]), n);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->executed[1], memory_order_relaxed), n);
 	TLOG("the waiter's slot: 0x%016llx, its CMD_SYNC was 0x%016llx",
 	     (unsigned long long)slot_dw(r, 0, spos, 0), (unsigned long long)mine);
 	/* reused: a command, neither its sync nor an MSI */
 	ASSERT_EQ(slot_dw(r, 0, spos, 0) & 0xff, MQRIG_OP);
-	ASSERT_EQ(atomic_load(&held), 1); /* still held through it all */
+	/* still held through it all (only on_hold() stores 1) */
+	ASSERT_EQ(atomic_load_explicit(&held, memory_order_relaxed), 1);
 	atomic_store_explicit(&held, 2, memory_order_release);
 	pthread_join(t, NULL);
 	ASSERT_OK(sigaction(SIGUSR2, &old, NULL));

@@ -112,21 +112,24 @@ TEST_TIMEOUT(cons_wait_meets_its_deadline_while_cons_moves, 30)
 	end = hwt__now_ns() + (uint64_t)(5e9 * hwt_test_scale());
 	while (atomic_load_explicit(&a.running, memory_order_acquire) < n && hwt__now_ns() < end)
 		hwt__sleep_ns(1000000);
-	ASSERT_EQ(atomic_load(&a.running), n);
+	ASSERT_EQ(atomic_load_explicit(&a.running, memory_order_relaxed), n); /* loop's acquire */
 	t0 = hwt__now_ns();
 	err = hwt__cmdq_wait_reached(r->q, hwt__cmdq_rec(r->q), 1, 300, &deadline);
 	took = hwt__now_ns() - t0;
 	atomic_store_explicit(&a.stop, 1, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	expired = atomic_load(&a.expired);
+	expired = atomic_load_explicit(&a.expired, memory_order_relaxed); /* after the joins */
 	TLOG("the wait returned %d after %llu ms; %u movers moved CONS %llu times%s", err,
-	     (unsigned long long)(took / 1000000), n, (unsigned long long)atomic_load(&a.moves),
+	     (unsigned long long)(took / 1000000), n,
+	     (unsigned long long)atomic_load_explicit(&a.moves, memory_order_relaxed),
 	     expired ? ", until their own limit" : "");
 	ASSERT_EQ(err, -ETIMEDOUT);
 	ASSERT_FALSE(expired); /* it gave up while CONS still moved */
 	ASSERT_TRUE(logged(&r->log, "CMD_SYNC timeout waiting for CONS"));
-	atomic_store(hwt__reg_q_cons(r->q->regs, 1), 0); /* as the device left it */
+	/* As the device left it; relaxed: the movers are joined and the device
+	 * paused, the resume publishes it. */
+	atomic_store_explicit(hwt__reg_q_cons(r->q->regs, 1), 0, memory_order_relaxed);
 	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
 	ASSERT_OK(hwt_cmdq_sync(r->q));
 	mqrig_down(r);
@@ -170,7 +173,8 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	pthread_t t;
 
 	mqrig_up_rseq(r, &opt);
-	atomic_store(&r->gate, 1);
+	/* release: pairs with the acquire load of r->gate in exec_one() (mqrig.c) */
+	atomic_store_explicit(&r->gate, 1, memory_order_release);
 	mqrig_gate_cmd(&gate);
 	ASSERT_OK(hwt_cmdq_issue(r->q, &gate, 1, false)); /* queue 0, held (we are on CPU 0) */
 	for (unsigned i = 0; i < 5; i++) { /* 255 more: queue 0 (256) is full */
@@ -189,10 +193,12 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	ASSERT_OK(w.err); /* inserted on queue 1 and synced there */
 	ASSERT_EQ(w.cpu_after, 1);
 	ASSERT_TRUE(mqrig_done(r, 1, 0));
-	ASSERT_EQ(atomic_load(&r->gate_passed), 0); /* queue 0 still held */
-	atomic_store(&r->gate, 0);
+	/* queue 0 still held (the executor's counter: relaxed, as it writes it) */
+	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 0);
+	atomic_store_explicit(&r->gate, 0, memory_order_release); /* release: as the close above */
 	ASSERT_OK(hwt_cmdq_sync(r->q));
-	ASSERT_EQ(atomic_load(&r->executed[0]), 255);
+	/* relaxed: A_MSI / A_CONS of the sync order the executor's count */
+	ASSERT_EQ(atomic_load_explicit(&r->executed[0], memory_order_relaxed), 255);
 	ASSERT_FALSE(mqrig_violation(r));
 	mqrig_down(r);
 	free(r);
@@ -363,12 +369,14 @@ TEST_TIMEOUT(rseq_cancelled_msi_wait_leaves_the_queue_usable, 30)
 	/* Its CMD_SYNC is the last entry of queue 0. */
 	prod = hwt__reg_q_read_prod(r->q->regs, 0);
 	dw0 = (_Atomic uint64_t *)(r->q->sub[0]->mem + 2 * hwt__q_idx(r->q->shift, prod - 1));
-	ASSERT_NE(atomic_load(dw0), 0);
+	/* relaxed: its writer is joined, the device paused */
+	ASSERT_NE(atomic_load_explicit(dw0, memory_order_relaxed), 0);
 	ASSERT_OK(hwt_smmu_dev_resume(r->dev));
 	end = hwt__now_ns() + (uint64_t)(10e9 * hwt_test_scale());
 	while (atomic_load_explicit(dw0, memory_order_acquire) && hwt__now_ns() < end)
 		hwt__sleep_ns(1000000);
-	ASSERT_EQ(atomic_load(dw0), 0); /* the late MSI, in its own slot */
+	/* the late MSI, in its own slot (relaxed: the loop's acquire) */
+	ASSERT_EQ(atomic_load_explicit(dw0, memory_order_relaxed), 0);
 	ASSERT_OK(pthread_create(&t, NULL, sync_on_cpu0, &w2));
 	ASSERT_OK(pthread_join(t, NULL));
 	ASSERT_OK(w2.err);
@@ -403,16 +411,20 @@ TEST(a_refused_disable_keeps_the_queues_mapped)
 	ASSERT_OK(hwt_cmdq_create(&q, dev, &o)); /* enabled at the device's start */
 	iova = q->iova;
 	regs = q->regs;
-	/* Queue 1's next enable write carries count seq: answer it enabled. */
-	seq = (atomic_load(&regs->q[1].en) >> HWT__CR0_SEQ_SHIFT) + 1;
-	atomic_store(&regs->q[1].enack, seq << HWT__CR0_SEQ_SHIFT | HWT__Q_EN);
+	/* Queue 1's next enable write carries count seq: answer it enabled.
+	 * Relaxed: with the device never started this thread alone touches
+	 * the registers. */
+	seq = (atomic_load_explicit(&regs->q[1].en, memory_order_relaxed) >>
+	       HWT__CR0_SEQ_SHIFT) + 1;
+	atomic_store_explicit(&regs->q[1].enack, seq << HWT__CR0_SEQ_SHIFT | HWT__Q_EN,
+			      memory_order_relaxed);
 	hwt_cmdq_destroy(q); /* kept */
 	TLOG("%s path; log: %s", q->mq->rseq ? "rseq" : "shared", log.text);
 	ASSERT_TRUE(logged(&log, "leaking the queue"));
 	ASSERT_TRUE(q->mapped);
 	ASSERT_TRUE(hwt__dev_translate(dev, iova, 16));
 	/* The device lets go (a stopped device acknowledges nothing). */
-	atomic_store(&regs->q[1].enack, 0);
+	atomic_store_explicit(&regs->q[1].enack, 0, memory_order_relaxed);
 	hwt_cmdq_destroy(q);
 	ASSERT_FALSE(hwt__dev_translate(dev, iova, 16));
 	hwt_smmu_dev_destroy(dev);

@@ -277,8 +277,9 @@ TEST(mq_stop_start_with_queues_enabled)
 	ASSERT_EQ(hwt__reg_q_read_enack(m.r, 3), m.en[3]);
 	ASSERT_FALSE(hwt__reg_q_enabled(m.r, 3));
 	ASSERT_EQ(qcons(&m, 3), 1);
-	ASSERT_EQ(rc->next[3], 1);
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	/* The handler's words: relaxed, after A_CONS of each queue's last command. */
+	ASSERT_EQ(atomic_load_explicit(&rc->next[3], memory_order_relaxed), 1);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0);
 	mq_down(&m);
 	free(rc);
 }
@@ -350,7 +351,7 @@ static void order_exactly_once(bool batch_cons, bool doorbell)
 	}
 	for (unsigned i = 0; i < NQ; i++)
 		ASSERT_EQ(atomic_load_explicit(&rc->next[i], memory_order_acquire), PER_Q);
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0); /* after those */
 	mq_down(&m);
 	free(rc);
 }
@@ -433,7 +434,9 @@ TEST(mq_error_stops_its_queue_only)
 	default_cfg(&cfg, rc);
 	mq_up(&m, &cfg, 3, true);
 	ASSERT_OK(hwt__bus_set_gerror_irq(m.dev, &m, qrec_irq, rc));
-	atomic_store(&rc->fail_sid, 1u << 24 | 2); /* queue 1, third command */
+	/* Queue 1's third command fails.  fail_sid: relaxed, each store followed
+	 * by the R_PROD or R_QGERRN (release) that makes the device look at it. */
+	atomic_store_explicit(&rc->fail_sid, 1u << 24 | 2, memory_order_relaxed);
 	for (uint32_t s = 0; s < 5; s++) {
 		cmd_qseq(dw, 1, s);
 		q_put(&m, 1, dw);
@@ -443,7 +446,8 @@ TEST(mq_error_stops_its_queue_only)
 	ASSERT_EQ(qcons(&m, 1), 2);
 	TQ_WAIT_UNTIL((hwt__reg_q_read_gerror(m.r, 1) ^ hwt__reg_q_read_gerrorn(m.r, 1)) &
 		      HWT_SMMU_GERROR_CMDQ_ERR);
-	TQ_WAIT_UNTIL(atomic_load(&rc->irqs) >= 1);
+	/* irqs: relaxed, as qrec_irq counts (nothing read through it) */
+	TQ_WAIT_UNTIL(atomic_load_explicit(&rc->irqs, memory_order_relaxed) >= 1);
 	ASSERT_EQ(hwt__reg_q_read_gerror(m.r, 0), 0); /* GERROR of queue 0 unchanged */
 	ASSERT_EQ(hwt__reg_q_read_gerror(m.r, 2), 0);
 	/* queues 0 and 2 keep completing, many laps */
@@ -458,14 +462,14 @@ TEST(mq_error_stops_its_queue_only)
 	ASSERT_EQ(qcons(&m, 1), 2); /* still stopped */
 	ASSERT_EQ(qcons_err(&m, 1), HWT_SMMU_CERROR_ILL);
 	/* acknowledge (the handler now accepts it): queue 1 resumes at CONS */
-	atomic_store(&rc->fail_sid, 0);
+	atomic_store_explicit(&rc->fail_sid, 0, memory_order_relaxed);
 	g = hwt__reg_q_read_gerror(m.r, 1);
 	hwt__reg_q_write_gerrorn(m.r, 1, g);
 	ASSERT_TRUE(q_wait_cons(&m, 1, 5));
 	ASSERT_EQ(atomic_load_explicit(&rc->next[1], memory_order_acquire), 5);
 	/* a second error, left unacknowledged over a disable: the next enable
 	 * raises it again and the queue stays stopped until the ack */
-	atomic_store(&rc->fail_sid, 1u << 24 | 5);
+	atomic_store_explicit(&rc->fail_sid, 1u << 24 | 5, memory_order_relaxed);
 	cmd_qseq(dw, 1, 5);
 	p = q_put(&m, 1, dw);
 	q_publish(&m, 1);
@@ -473,17 +477,17 @@ TEST(mq_error_stops_its_queue_only)
 	ASSERT_EQ(qcons(&m, 1), p);
 	/* the line is called after CONS.ERR and the toggle: wait for this
 	 * error's call before counting the re-raise's */
-	TQ_WAIT_UNTIL(atomic_load(&rc->irqs) >= 2);
-	g = atomic_load(&rc->irqs);
+	TQ_WAIT_UNTIL(atomic_load_explicit(&rc->irqs, memory_order_relaxed) >= 2);
+	g = atomic_load_explicit(&rc->irqs, memory_order_relaxed);
 	ASSERT_EQ(q_en(&m, 1, false) & HWT__Q_EN, 0);
 	ASSERT_EQ(q_en(&m, 1, true) & HWT__Q_EN, HWT__Q_EN); /* CONS, PROD kept */
-	TQ_WAIT_UNTIL(atomic_load(&rc->irqs) > g);
+	TQ_WAIT_UNTIL(atomic_load_explicit(&rc->irqs, memory_order_relaxed) > g);
 	tq_sleep_ms(10);
 	ASSERT_EQ(qcons(&m, 1), p);
-	atomic_store(&rc->fail_sid, 0);
+	atomic_store_explicit(&rc->fail_sid, 0, memory_order_relaxed);
 	hwt__reg_q_write_gerrorn(m.r, 1, hwt__reg_q_read_gerror(m.r, 1));
 	ASSERT_TRUE(q_wait_cons(&m, 1, p + 1));
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0); /* after A_CONS */
 	mq_down(&m);
 	free(rc);
 }
@@ -569,14 +573,14 @@ TEST_TIMEOUT(mq_fair_sync_under_endless_stream, 30)
 	/* a busy device still acts on the enable of a queue it does not serve */
 	ASSERT_EQ(q_en(&m, 3, true) & HWT__Q_EN, HWT__Q_EN);
 	ASSERT_EQ(q_en(&m, 3, false) & HWT__Q_EN, 0);
-	atomic_store(&f.stop, 1);
+	atomic_store_explicit(&f.stop, 1, memory_order_relaxed); /* as flood_q0 loads it */
 	pthread_join(th, NULL);
 	TLOG("queue 1: 30 syncs under a queue 0 flood in %.1f ms, worst %.1f us; queue 0 "
 	     "served %u meanwhile (%u in all)", (double)tl / 1e6, (double)worst / 1e3, n0,
-	     atomic_load(&rc->next[0]));
+	     atomic_load_explicit(&rc->next[0], memory_order_relaxed));
 	ASSERT_TRUE(q_wait_cons(&m, 0, m.prod[0])); /* queue 0 drains too */
 	ASSERT_GT(n0, 0); /* and it was served meanwhile */
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0); /* after A_CONS */
 	mq_down(&m);
 	free(rc);
 }
@@ -621,7 +625,7 @@ TEST(mq_sleeping_device_wakes_for_any_queue)
 	 * diagnostic, not an assertion (no speed is asserted). */
 	TLOG("wake-up of a sleeping device for queues 1..3: mean %.1f us, worst %.1f us",
 	     (double)sum / 60e3, (double)worst / 1e3);
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0); /* after A_CONS */
 	mq_down(&m);
 	free(rc);
 }
@@ -657,7 +661,7 @@ TEST_TIMEOUT(mq_spinning_device_sees_every_queue, 30)
 			ASSERT_EQ(st.sleeps, s0);
 		}
 	}
-	ASSERT_EQ(atomic_load(&rc->bad), 0);
+	ASSERT_EQ(atomic_load_explicit(&rc->bad, memory_order_relaxed), 0); /* after A_CONS */
 	mq_down(&m);
 	free(rc);
 }
