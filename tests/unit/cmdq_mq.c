@@ -262,8 +262,9 @@ static void migration(bool disable_msi)
 	/* Queue 1's own CMD_SYNC completes; the command on queue 0 has not
 	 * executed, so the sync must not return 0. */
 	ASSERT_EQ(hwt_cmdq_sync(r->q), -ETIMEDOUT);
-	/* It did reach the device (the executor's counters: relaxed, as it
-	 * writes them). */
+	/* It did reach the device.  Relaxed: the timed-out wait's A_CONS read a
+	 * CONS the device published after the try; passed is 0 as the gate
+	 * was closed before the issue's R_PROD. */
 	ASSERT_TRUE(atomic_load_explicit(&r->gate_tries, memory_order_relaxed) > 0);
 	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 0);
 	atomic_store_explicit(&r->gate, 0, memory_order_release); /* release: as the close above */

@@ -193,7 +193,7 @@ TEST_TIMEOUT(rseq_space_wait_follows_a_migration, 30)
 	ASSERT_OK(w.err); /* inserted on queue 1 and synced there */
 	ASSERT_EQ(w.cpu_after, 1);
 	ASSERT_TRUE(mqrig_done(r, 1, 0));
-	/* queue 0 still held (the executor's counter: relaxed, as it writes it) */
+	/* queue 0 still held (relaxed: the gate was closed before its R_PROD) */
 	ASSERT_EQ(atomic_load_explicit(&r->gate_passed, memory_order_relaxed), 0);
 	atomic_store_explicit(&r->gate, 0, memory_order_release); /* release: as the close above */
 	ASSERT_OK(hwt_cmdq_sync(r->q));
